@@ -1,0 +1,385 @@
+//! The command line: flags and environment variables, turned into a
+//! [`Config`] (design §8). Nothing else in the crate sees `clap` types.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{
+    Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
+    MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
+};
+
+const ABOUT: &str = "Serve your Agent Skills (SKILL.md folders) to any MCP client over stdio.";
+
+const LONG_ABOUT: &str = "\
+Serve your Agent Skills (SKILL.md folders) to any MCP client over stdio.
+
+Claude Desktop, Cursor and most MCP clients cannot read the skills you keep in
+~/.claude/skills, ~/.agents/skills, your project's .claude/skills or your Claude
+Code plugins. skillserve gives them all of those through one tool, `skill`.
+
+Configure it in your client as:  {\"command\": \"skillserve\"}
+
+Without a command it runs the MCP server on stdin/stdout. `list`, `show` and
+`check` let you see what the server would serve, and why.";
+
+const AFTER_HELP: &str = "\
+Where skills are looked for, highest precedence first:
+  1. --skills-dir DIR (repeatable), then SKILLSERVE_SKILLS_DIRS
+  2. the project (--project-dir, else $CLAUDE_PROJECT_DIR, else the current
+     directory) and its parents up to the repository root: .claude/skills,
+     .agents/skills, .codex/skills, .cursor/skills, .gemini/skills,
+     .opencode/skills, .github/skills
+  3. your home: ~/.claude/skills ($CLAUDE_CONFIG_DIR/skills), ~/.agents/skills,
+     ~/.codex/skills ($CODEX_HOME/skills), ~/.cursor/skills, ~/.gemini/skills,
+     ~/.config/opencode/skills, ~/.copilot/skills
+  4. skills of enabled Claude Code plugins
+
+Examples:
+  skillserve list                     what the server would offer here
+  skillserve show pdf                 exactly what a `skill` call with \"pdf\" returns
+  skillserve check                    find broken or shadowed skills
+  skillserve --skills-dir ~/my-skills serve an extra folder (first in precedence)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "skillserve",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub shared: SharedArgs,
+
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the MCP server on stdin/stdout (the default).
+    Serve(ServeArgs),
+    /// List the skills the server would offer.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also list skills hidden by a same-named skill of higher precedence.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Print exactly what a `skill` call with NAME returns (exit 1 on error).
+    Show {
+        /// The skill name, as a model would type it.
+        name: String,
+    },
+    /// Report broken files, shadowed names and other problems (exit 1 on errors).
+    Check {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options every command understands.
+#[derive(Debug, Args)]
+pub struct SharedArgs {
+    /// Also serve skills from DIR, before all others (repeatable; `~` and $VAR expand).
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
+    pub skills_dirs: Vec<String>,
+
+    /// The project whose skill folders to serve [default: $CLAUDE_PROJECT_DIR, else the current directory].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub project_dir: Option<String>,
+
+    /// Do not serve project skills.
+    #[arg(long, global = true)]
+    pub no_project: bool,
+
+    /// Do not serve skills from your home directory.
+    #[arg(long, global = true)]
+    pub no_user: bool,
+
+    /// Do not serve Claude Code plugin skills.
+    #[arg(long, global = true)]
+    pub no_plugins: bool,
+
+    /// Skip SKILL.md files larger than N bytes.
+    #[arg(long, value_name = "N", global = true, default_value_t = DEFAULT_MAX_FILE_BYTES)]
+    pub max_file_bytes: u64,
+
+    /// Log level (error, warn, info, debug, trace) or a filter like `skillserve=debug`
+    /// [default: $SKILLSERVE_LOG, else info for the server and warn for commands].
+    #[arg(long, value_name = "LEVEL", global = true)]
+    pub log_level: Option<String>,
+}
+
+/// Options of the server.
+#[derive(Debug, Args, Default)]
+pub struct ServeArgs {
+    /// Rescan all skill folders every SECS seconds; 0 turns it off [default: 30].
+    #[arg(long, value_name = "SECS")]
+    pub refresh_interval: Option<u64>,
+
+    /// Do not watch skill folders for changes (the interval still applies).
+    #[arg(long)]
+    pub no_watch: bool,
+
+    /// Maximum characters of the `skill` tool description [default: 8000, minimum: 300].
+    #[arg(long, value_name = "CHARS")]
+    pub description_budget: Option<usize>,
+}
+
+/// A problem with the command line that stops start-up.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error("{what} `{value}`: environment variable {var} is not set")]
+    UnsetVariable {
+        what: &'static str,
+        value: String,
+        var: String,
+    },
+    #[error("{what} `{}` is not a directory", path.display())]
+    NotADirectory { what: &'static str, path: PathBuf },
+    #[error("--description-budget must be at least {MIN_DESCRIPTION_BUDGET} characters, got {0}")]
+    BudgetTooSmall(usize),
+}
+
+impl Cli {
+    /// The server options: those given after `serve` override those before it.
+    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
+        let after = match &self.command {
+            Some(Command::Serve(args)) => Some(args),
+            _ => None,
+        };
+        let pick =
+            |get: fn(&ServeArgs) -> Option<u64>| after.and_then(get).or_else(|| get(&self.serve));
+        let interval = pick(|a| a.refresh_interval).unwrap_or(DEFAULT_REFRESH_SECS);
+        let budget = after
+            .and_then(|a| a.description_budget)
+            .or(self.serve.description_budget)
+            .unwrap_or(DEFAULT_DESCRIPTION_BUDGET);
+        if budget < MIN_DESCRIPTION_BUDGET {
+            return Err(UsageError::BudgetTooSmall(budget));
+        }
+        Ok(ServeOptions {
+            description_budget: budget,
+            refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
+            watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
+        })
+    }
+
+    /// The configuration, plus warnings worth logging (e.g. no home directory).
+    pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
+        let args = &self.shared;
+        let mut warnings = Vec::new();
+        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
+
+        let mut custom_dirs = Vec::new();
+        for dir in &args.skills_dirs {
+            custom_dirs.push(expand("--skills-dir", dir)?);
+        }
+        if let Some(list) = &env.skills_dirs {
+            for entry in std::env::split_paths(list) {
+                if entry.as_os_str().is_empty() {
+                    continue;
+                }
+                let entry = entry.to_string_lossy().into_owned();
+                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
+            }
+        }
+        for dir in &custom_dirs {
+            if dir.exists() && !dir.is_dir() {
+                return Err(UsageError::NotADirectory {
+                    what: "skills folder",
+                    path: dir.clone(),
+                });
+            }
+        }
+
+        let project_dir = if args.no_project {
+            None
+        } else if let Some(dir) = &args.project_dir {
+            let dir = expand("--project-dir", dir)?;
+            if !dir.is_dir() {
+                return Err(UsageError::NotADirectory {
+                    what: "--project-dir",
+                    path: dir,
+                });
+            }
+            Some(dir)
+        } else if let Some(dir) = &env.claude_project_dir {
+            Some(absolute(dir.as_ref(), &env.cwd))
+        } else {
+            Some(env.cwd.clone())
+        };
+
+        let user = !args.no_user;
+        if env.home.is_none() && user {
+            warnings.push(
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+                    .to_owned(),
+            );
+        }
+        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
+            var.as_deref()
+                .map(|dir| absolute(dir.as_ref(), &env.cwd))
+                .or_else(|| env.home.as_ref().map(|home| home.join(default)))
+        };
+
+        Ok((
+            Config {
+                custom_dirs,
+                project_dir,
+                home: env.home.clone(),
+                user,
+                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+                codex_home: under_home(&env.codex_home, ".codex"),
+                plugins: !args.no_plugins,
+                max_file_bytes: args.max_file_bytes,
+            },
+            warnings,
+        ))
+    }
+}
+
+/// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
+/// without a shell), then makes the path absolute against the current directory.
+fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
+    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let lookup = |var: &str| -> Result<Option<String>, ()> {
+        match std::env::var_os(var) {
+            Some(v) => Ok(Some(v.to_string_lossy().into_owned())),
+            None => Err(()),
+        }
+    };
+    let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
+        UsageError::UnsetVariable {
+            what,
+            value: value.to_owned(),
+            var: e.var_name,
+        }
+    })?;
+    Ok(absolute(OsStr::new(expanded.as_ref()).as_ref(), &env.cwd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        Env {
+            home: Some("/home/u".into()),
+            cwd: "/work".into(),
+            ..Env::default()
+        }
+    }
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn tilde_and_relative_paths_expand() {
+        let (config, _) = parse(&["--skills-dir", "~/s", "--skills-dir", "rel"])
+            .config(&env())
+            .unwrap();
+        assert_eq!(
+            config.custom_dirs,
+            vec![PathBuf::from("/home/u/s"), PathBuf::from("/work/rel")]
+        );
+    }
+
+    #[test]
+    fn unset_variable_is_an_error_naming_it() {
+        let err = parse(&["--skills-dir", "$SKILLSERVE_TEST_SURELY_UNSET/x"])
+            .config(&env())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
+        );
+    }
+
+    #[test]
+    fn env_list_follows_flags() {
+        let mut env = env();
+        env.skills_dirs = Some(std::env::join_paths(["/a", "~/b"]).unwrap());
+        let (config, _) = parse(&["--skills-dir", "/first"]).config(&env).unwrap();
+        assert_eq!(
+            config.custom_dirs,
+            vec![
+                PathBuf::from("/first"),
+                PathBuf::from("/a"),
+                PathBuf::from("/home/u/b")
+            ]
+        );
+    }
+
+    #[test]
+    fn project_dir_precedence() {
+        let mut env = env();
+        assert_eq!(
+            parse(&[]).config(&env).unwrap().0.project_dir,
+            Some("/work".into())
+        );
+        env.claude_project_dir = Some("/proj".into());
+        assert_eq!(
+            parse(&[]).config(&env).unwrap().0.project_dir,
+            Some("/proj".into())
+        );
+        assert_eq!(
+            parse(&["--no-project"]).config(&env).unwrap().0.project_dir,
+            None
+        );
+    }
+
+    #[test]
+    fn serve_options_after_the_subcommand_win() {
+        let cli = parse(&[
+            "--refresh-interval",
+            "5",
+            "serve",
+            "--refresh-interval",
+            "0",
+            "--no-watch",
+        ]);
+        let options = cli.serve_options().unwrap();
+        assert_eq!(options.refresh_interval, None);
+        assert!(!options.watch);
+        let cli = parse(&["--refresh-interval", "5"]);
+        assert_eq!(
+            cli.serve_options().unwrap().refresh_interval,
+            Some(Duration::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn tiny_budget_is_refused() {
+        assert!(matches!(
+            parse(&["--description-budget", "10"]).serve_options(),
+            Err(UsageError::BudgetTooSmall(10))
+        ));
+    }
+
+    #[test]
+    fn missing_home_is_a_warning() {
+        let env = Env {
+            home: None,
+            cwd: "/".into(),
+            ..Env::default()
+        };
+        let (config, warnings) = parse(&[]).config(&env).unwrap();
+        assert_eq!(config.home, None);
+        assert_eq!(warnings.len(), 1);
+    }
+}

@@ -1,0 +1,257 @@
+//! The `list`, `show` and `check` commands: front ends over one snapshot for
+//! people debugging their setup. They write to the given stream and return the
+//! exit code; they never log.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::exit_codes::ExitCode;
+use crate::registry::{self, Answer};
+use crate::roots::Source;
+use crate::snapshot::{Skill, Snapshot};
+
+/// Longest description shown under a skill in `list`.
+const LIST_DESCRIPTION_CHARS: usize = 160;
+
+/// `skillserve list [--json] [--all]`.
+pub fn list(
+    snapshot: &Snapshot,
+    json: bool,
+    all: bool,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    let shadowed = if all { snapshot.shadowed() } else { &[] };
+    if json {
+        let mut items: Vec<ListItem> = snapshot
+            .skills()
+            .iter()
+            .map(|s| ListItem::new(s, None))
+            .collect();
+        items.extend(
+            shadowed
+                .iter()
+                .map(|s| ListItem::new(&s.skill, Some(&s.by))),
+        );
+        serde_json::to_writer_pretty(&mut *out, &items)?;
+        writeln!(out)?;
+        return Ok(ExitCode::Success);
+    }
+
+    let skills: Vec<&Skill> = snapshot
+        .skills()
+        .iter()
+        .chain(shadowed.iter().map(|s| &s.skill))
+        .collect();
+    let width = skills
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    for skill in snapshot.skills() {
+        write_skill(out, skill, width)?;
+    }
+    if !shadowed.is_empty() {
+        writeln!(
+            out,
+            "\nHidden by a skill of the same name with higher precedence:"
+        )?;
+        for entry in shadowed {
+            write_skill(out, &entry.skill, width)?;
+            writeln!(out, "    hidden by {}", entry.by.display())?;
+        }
+    }
+    if snapshot.skills().is_empty() {
+        writeln!(out, "No skills found. Looked in:")?;
+        for root in &snapshot.roots {
+            writeln!(out, "  {:<8} {}", root.source, root.path.display())?;
+        }
+    } else {
+        let by_source: Vec<String> = snapshot
+            .count_by_source()
+            .iter()
+            .map(|(source, n)| format!("{source} {n}"))
+            .collect();
+        writeln!(
+            out,
+            "\n{} skill{} ({}){}",
+            snapshot.skills().len(),
+            plural(snapshot.skills().len()),
+            by_source.join(", "),
+            match snapshot.shadowed().len() {
+                0 => String::new(),
+                n if all => format!("; {n} hidden"),
+                n => format!("; {n} hidden (see --all)"),
+            }
+        )?;
+    }
+    let problems = snapshot
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Note && d.code != "shadowed")
+        .count();
+    if problems > 0 {
+        writeln!(
+            out,
+            "{problems} problem{} found; run `skillserve check` for details",
+            plural(problems)
+        )?;
+    }
+    Ok(ExitCode::Success)
+}
+
+fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<width$}  {:<7}  {}",
+        skill.name,
+        skill.source.as_str(),
+        skill.dir.display()
+    )?;
+    let description = skill.description();
+    if !description.is_empty() {
+        writeln!(out, "    {}", cut(description, LIST_DESCRIPTION_CHARS))?;
+    }
+    Ok(())
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", text[..end].trim_end()),
+        None => text.to_owned(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[derive(Serialize)]
+struct ListItem<'a> {
+    name: &'a str,
+    description: &'a str,
+    source: Source,
+    dir: &'a Path,
+    file: &'a Path,
+    root: &'a Path,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shadowed_by: Option<&'a Path>,
+}
+
+impl<'a> ListItem<'a> {
+    fn new(skill: &'a Skill, shadowed_by: Option<&'a Path>) -> Self {
+        ListItem {
+            name: &skill.name,
+            description: skill.description(),
+            source: skill.source,
+            dir: &skill.dir,
+            file: &skill.file,
+            root: &skill.root,
+            shadowed_by,
+        }
+    }
+}
+
+/// `skillserve show NAME`: the exact text a `skill` call returns, on stdout when
+/// it succeeds and on stderr (exit 1) when it is an error.
+pub fn show(
+    snapshot: &Snapshot,
+    name: &str,
+    max_file_bytes: u64,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    match registry::answer(snapshot, name, max_file_bytes) {
+        Answer::Loaded(text) => {
+            out.write_all(text.as_bytes())?;
+            Ok(ExitCode::Success)
+        }
+        other => {
+            writeln!(err, "{}", other.text())?;
+            Ok(ExitCode::Failure)
+        }
+    }
+}
+
+/// `skillserve check [--json]`: every diagnostic, grouped by file; exit 1 when
+/// there is an error.
+pub fn check(snapshot: &Snapshot, json: bool, out: &mut dyn Write) -> io::Result<ExitCode> {
+    let diagnostics = &snapshot.diagnostics;
+    let count = |severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    };
+    let (errors, warnings, notes) = (
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Note),
+    );
+    let code = if errors > 0 {
+        ExitCode::Failure
+    } else {
+        ExitCode::Success
+    };
+
+    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
+    for diagnostic in diagnostics {
+        by_file
+            .entry(&diagnostic.path)
+            .or_default()
+            .push(diagnostic);
+    }
+    for list in by_file.values_mut() {
+        list.sort_by_key(|d| (d.line, d.severity));
+    }
+
+    if json {
+        let report = json!({
+            "skills": snapshot.skills().len(),
+            "errors": errors,
+            "warnings": warnings,
+            "notes": notes,
+            "diagnostics": by_file.values().flatten().collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)?;
+        return Ok(code);
+    }
+
+    for (path, list) in &by_file {
+        writeln!(out, "{}", path.display())?;
+        for d in list {
+            let line = d.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            writeln!(out, "  {}[{}]{line}: {}", d.severity, d.code, d.message)?;
+            if !d.hint.is_empty() {
+                writeln!(out, "    fix: {}", d.hint)?;
+            }
+        }
+        writeln!(out)?;
+    }
+    let skills = snapshot.skills().len();
+    if diagnostics.is_empty() {
+        writeln!(
+            out,
+            "No problems found ({skills} skill{} served).",
+            plural(skills)
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{errors} error{}, {warnings} warning{}, {notes} note{} in {} file{} ({skills} skill{} served).",
+            plural(errors),
+            plural(warnings),
+            plural(notes),
+            by_file.len(),
+            plural(by_file.len()),
+            plural(skills),
+        )?;
+    }
+    Ok(code)
+}

@@ -1,0 +1,159 @@
+//! The resolved configuration every other module works from.
+//!
+//! `cli` turns flags and environment variables into a [`Config`]; nothing below it
+//! reads `std::env` or sees `clap` types. Paths in a `Config` are absolute and
+//! already expanded (`~`, `$VAR`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default cap on the size of one SKILL.md (design §4).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Default character budget of the `skill` tool description (design §5.1).
+pub const DEFAULT_DESCRIPTION_BUDGET: usize = 8000;
+/// The smallest budget that still leaves room for the header and the
+/// "N more skills" line; smaller values are refused at start-up.
+pub const MIN_DESCRIPTION_BUDGET: usize = 300;
+/// Default seconds between two full rescans (design §6).
+pub const DEFAULT_REFRESH_SECS: u64 = 30;
+
+/// Where to look for skills and how to read them. Shared by the server and the CLI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `--skills-dir` and `SKILLSERVE_SKILLS_DIRS`, highest precedence first.
+    pub custom_dirs: Vec<PathBuf>,
+    /// The project directory, or `None` with `--no-project`.
+    pub project_dir: Option<PathBuf>,
+    /// The home directory, or `None` when it is unknown (user roots are then skipped).
+    pub home: Option<PathBuf>,
+    /// Whether the user roots under `home` are scanned (`--no-user` turns them off).
+    pub user: bool,
+    /// The Claude config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub claude_config_dir: Option<PathBuf>,
+    /// The Codex home: `$CODEX_HOME`, else `~/.codex`.
+    pub codex_home: Option<PathBuf>,
+    /// Whether Claude Code plugin skills are served (`--no-plugins` turns them off).
+    pub plugins: bool,
+    /// Files larger than this are skipped with a diagnostic.
+    pub max_file_bytes: u64,
+}
+
+/// Options that only the MCP server uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// Maximum characters of the `skill` tool description.
+    pub description_budget: usize,
+    /// Time between full rescans; `None` turns the interval off.
+    pub refresh_interval: Option<Duration>,
+    /// Whether file-system events trigger rescans.
+    pub watch: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            description_budget: DEFAULT_DESCRIPTION_BUDGET,
+            refresh_interval: Some(Duration::from_secs(DEFAULT_REFRESH_SECS)),
+            watch: true,
+        }
+    }
+}
+
+/// The environment variables skillserve reads, captured once at start-up.
+///
+/// Keeping them in one value makes the precedence rules testable without
+/// touching the process environment.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<OsString>,
+    pub codex_home: Option<OsString>,
+    pub claude_project_dir: Option<OsString>,
+    pub skills_dirs: Option<OsString>,
+    pub cwd: PathBuf,
+}
+
+impl Env {
+    /// Reads the process environment. Empty variables count as unset.
+    pub fn from_process() -> std::io::Result<Env> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Ok(Env {
+            home: home_dir_from(var("HOME"), var("USERPROFILE")),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            codex_home: var("CODEX_HOME"),
+            claude_project_dir: var("CLAUDE_PROJECT_DIR"),
+            skills_dirs: var("SKILLSERVE_SKILLS_DIRS"),
+            cwd: std::env::current_dir()?,
+        })
+    }
+}
+
+/// `HOME`, or on Windows `USERPROFILE`. Deliberately not the password database:
+/// the design says an unset `HOME` means "no user roots, one warning", which is
+/// what a server started with a scrubbed environment should do.
+fn home_dir_from(home: Option<OsString>, userprofile: Option<OsString>) -> Option<PathBuf> {
+    let home = if cfg!(windows) {
+        home.or(userprofile)
+    } else {
+        home
+    };
+    home.map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// Makes `path` absolute against `cwd` without touching the file system
+/// (symlinks stay as the user wrote them, so paths in output look familiar).
+pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    normalize(&joined)
+}
+
+/// Removes `.` components and resolves `..` lexically.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_joins_and_normalizes() {
+        let cwd = Path::new("/work/proj");
+        assert_eq!(
+            absolute(Path::new("skills"), cwd),
+            Path::new("/work/proj/skills")
+        );
+        assert_eq!(
+            absolute(Path::new("./a/../b"), cwd),
+            Path::new("/work/proj/b")
+        );
+        assert_eq!(absolute(Path::new("/x/./y"), cwd), Path::new("/x/y"));
+    }
+
+    #[test]
+    fn relative_home_is_ignored() {
+        assert_eq!(home_dir_from(Some("relative".into()), None), None);
+        assert_eq!(
+            home_dir_from(Some("/home/a".into()), None),
+            Some(PathBuf::from("/home/a"))
+        );
+    }
+}

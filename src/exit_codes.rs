@@ -1,0 +1,18 @@
+//! Exit codes of the `skillserve` binary.
+
+/// How the process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Served until the client left or a signal arrived; a command succeeded.
+    Success = 0,
+    /// `check` found errors, `show` could not load the skill, or the server failed.
+    Failure = 1,
+    /// Bad flags or an unusable configuration; nothing was started.
+    Usage = 2,
+}
+
+impl ExitCode {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}

@@ -1,0 +1,113 @@
+//! The `skillserve` binary: parse the command line, set up logging, hand off.
+
+use std::io::Write;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use skillserve::cli::{Cli, Command};
+use skillserve::commands;
+use skillserve::config::Env;
+use skillserve::exit_codes::ExitCode;
+use skillserve::registry;
+use skillserve::scan::Cache;
+use skillserve::server::{self, Stop};
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // Logging may not be set up yet; this is the one line a client's
+            // log shows for a start-up failure.
+            eprintln!("skillserve: {err:#}");
+            ExitCode::Usage
+        }
+    };
+    // Exit explicitly: a blocking thread (a scan in progress) must not keep the
+    // process alive after the server has stopped.
+    std::process::exit(code.code());
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let serving = matches!(cli.command, None | Some(Command::Serve(_)));
+    init_logging(cli.shared.log_level.as_deref(), serving)?;
+    let env = Env::from_process()?;
+    let (config, warnings) = cli.config(&env)?;
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let code = match &cli.command {
+        None | Some(Command::Serve(_)) => {
+            let options = cli.serve_options()?;
+            drop(out);
+            return serve(config, options);
+        }
+        Some(Command::List { json, all }) => {
+            let snapshot = registry::load(&config, &mut Cache::default());
+            commands::list(&snapshot, *json, *all, &mut out)?
+        }
+        Some(Command::Show { name }) => {
+            let snapshot = registry::load(&config, &mut Cache::default());
+            commands::show(
+                &snapshot,
+                name,
+                config.max_file_bytes,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Check { json }) => {
+            let snapshot = registry::load(&config, &mut Cache::default());
+            commands::check(&snapshot, *json, &mut out)?
+        }
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+fn serve(
+    config: skillserve::config::Config,
+    options: skillserve::config::ServeOptions,
+) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    match runtime.block_on(server::run(config, options)) {
+        Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
+        Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
+        Err(err) => {
+            tracing::error!("{err:#}");
+            return Ok(ExitCode::Failure);
+        }
+    }
+    Ok(ExitCode::Success)
+}
+
+/// Logs go to stderr only: stdout carries JSON-RPC. `--log-level` wins over
+/// `SKILLSERVE_LOG`; a bare level applies to skillserve, dependencies stay at warn.
+fn init_logging(level: Option<&str>, serving: bool) -> anyhow::Result<()> {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let directives = match level {
+        Some(level) if LEVELS.contains(&level.to_ascii_lowercase().as_str()) => {
+            format!("warn,skillserve={level}")
+        }
+        Some(filter) => filter.to_owned(),
+        None => match std::env::var("SKILLSERVE_LOG") {
+            Ok(filter) if !filter.trim().is_empty() => filter,
+            _ if serving => "warn,skillserve=info".to_owned(),
+            _ => "warn".to_owned(),
+        },
+    };
+    let filter = EnvFilter::try_new(&directives)
+        .map_err(|e| anyhow::anyhow!("invalid log filter `{directives}`: {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    Ok(())
+}

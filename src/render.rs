@@ -1,0 +1,290 @@
+//! Text the model reads: the `skill` tool description (design §5.1) and the
+//! answers to calls (design §5.2, §5.3). The server and `skillserve show` both
+//! use these functions, so the CLI prints exactly what a client receives.
+
+use std::fmt::Write;
+
+use crate::snapshot::Skill;
+
+/// The first lines of the tool description.
+pub const DESCRIPTION_HEADER: &str =
+    "Load a skill by name to get specialized instructions.\n\nAvailable skills:";
+
+/// The list line when there are no skills at all.
+pub const NO_SKILLS_LINE: &str = "(none yet: no SKILL.md files were found)";
+
+/// Descriptions are never cut shorter than this many characters; below it they
+/// are dropped altogether (a name alone says more than a stub).
+const MIN_CUT: usize = 16;
+
+/// The `skill` tool description: the header, then `- name: description` per
+/// skill, in at most `budget` characters (Unicode scalar values).
+///
+/// When everything does not fit, descriptions are shortened longest first (all
+/// cut to one common length, ending in `…`); if even [`MIN_CUT`] characters each
+/// do not fit, only names are listed; if the names alone do not fit, trailing
+/// entries are replaced by one line saying how many more skills exist. The
+/// header always stays, so `budget` must be at least
+/// [`crate::config::MIN_DESCRIPTION_BUDGET`] for the limit to hold.
+pub fn tool_description(skills: &[Skill], budget: usize) -> String {
+    if skills.is_empty() {
+        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
+    }
+    let entries: Vec<Entry> = skills
+        .iter()
+        .map(|s| Entry {
+            name: &s.name,
+            description: s.description(),
+            name_chars: s.name.chars().count(),
+            description_chars: s.description().chars().count(),
+        })
+        .collect();
+    let header = DESCRIPTION_HEADER.chars().count();
+    let names_only: usize = header + entries.iter().map(Entry::name_cost).sum::<usize>();
+    let cost = |cap: usize| -> usize {
+        names_only
+            + entries
+                .iter()
+                .map(|e| e.description_cost(cap))
+                .sum::<usize>()
+    };
+    let longest = entries
+        .iter()
+        .map(|e| e.description_chars)
+        .max()
+        .unwrap_or(0);
+
+    if cost(longest) <= budget {
+        return render(&entries, entries.len(), Some(longest));
+    }
+    if cost(MIN_CUT) <= budget {
+        // Largest cap in [MIN_CUT, longest) that fits: cost is monotonic in cap.
+        let (mut fits, mut too_big) = (MIN_CUT, longest);
+        while too_big - fits > 1 {
+            let mid = fits + (too_big - fits) / 2;
+            if cost(mid) <= budget {
+                fits = mid;
+            } else {
+                too_big = mid;
+            }
+        }
+        return render(&entries, entries.len(), Some(fits));
+    }
+    if names_only <= budget {
+        return render(&entries, entries.len(), None);
+    }
+    // Names alone do not fit: keep as many leading names as leave room for the
+    // "N more" line.
+    let mut used = header;
+    let mut kept = 0;
+    for (index, entry) in entries.iter().enumerate() {
+        let rest = entries.len() - index - 1;
+        let more = if rest == 0 {
+            0
+        } else {
+            more_line(rest).chars().count() + 1
+        };
+        if used + entry.name_cost() + more > budget {
+            break;
+        }
+        used += entry.name_cost();
+        kept += 1;
+    }
+    render(&entries, kept, None)
+}
+
+struct Entry<'a> {
+    name: &'a str,
+    description: &'a str,
+    name_chars: usize,
+    description_chars: usize,
+}
+
+impl Entry<'_> {
+    /// `\n- name`
+    fn name_cost(&self) -> usize {
+        3 + self.name_chars
+    }
+
+    /// `: description`, cut to `cap` characters.
+    fn description_cost(&self, cap: usize) -> usize {
+        match self.description_chars {
+            0 => 0,
+            n => 2 + n.min(cap),
+        }
+    }
+}
+
+/// The header, the first `kept` entries (descriptions cut to `cap`, or left out
+/// with `None`), and the "N more" line when entries were left out.
+fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
+    let mut out = String::from(DESCRIPTION_HEADER);
+    for entry in &entries[..kept] {
+        out.push_str("\n- ");
+        out.push_str(entry.name);
+        let Some(cap) = cap else { continue };
+        if entry.description_chars == 0 {
+            continue;
+        }
+        out.push_str(": ");
+        if entry.description_chars <= cap {
+            out.push_str(entry.description);
+        } else {
+            let cut: String = entry.description.chars().take(cap - 1).collect();
+            out.push_str(cut.trim_end());
+            out.push('…');
+        }
+    }
+    if kept < entries.len() {
+        out.push('\n');
+        out.push_str(&more_line(entries.len() - kept));
+    }
+    out
+}
+
+fn more_line(count: usize) -> String {
+    format!(
+        "- … and {count} more skill{} not listed here; call `skill` with any name to get the closest matches",
+        if count == 1 { "" } else { "s" }
+    )
+}
+
+/// The answer to a successful call: the header, a blank line, then SKILL.md
+/// exactly as read.
+pub fn loading(skill: &Skill, content: &str) -> String {
+    format!(
+        "Loading: {}\nBase directory: {}\n\n{content}",
+        skill.name,
+        skill.dir.display()
+    )
+}
+
+/// The answer when no skill has the name.
+pub fn not_found(query: &str, suggestions: &[&Skill], total: usize) -> String {
+    let mut out = format!("Skill '{query}' not found.");
+    if suggestions.is_empty() {
+        match total {
+            0 => out.push_str(" No skills are installed."),
+            1 => out.push_str(" There is 1 skill; the `skill` tool description lists it."),
+            n => {
+                let _ = write!(
+                    out,
+                    " There are {n} skills; the `skill` tool description lists them."
+                );
+            }
+        }
+        return out;
+    }
+    out.push_str(" Did you mean one of these?");
+    for skill in suggestions {
+        out.push_str("\n- ");
+        out.push_str(&skill.name);
+    }
+    out.push_str("\nCall `skill` again with one of these names.");
+    out
+}
+
+/// The answer when a short name matches several skills.
+pub fn ambiguous(query: &str, matches: &[&Skill]) -> String {
+    let mut out = format!(
+        "Skill name '{query}' is ambiguous: {} skills match it.",
+        matches.len()
+    );
+    for skill in matches {
+        out.push_str("\n- ");
+        out.push_str(&skill.name);
+    }
+    out.push_str("\nCall `skill` again with one of these full names.");
+    out
+}
+
+/// The answer when the `name` argument is missing, empty or not a string;
+/// `problem` says which.
+pub fn invalid_params(problem: &str) -> String {
+    format!(
+        "Invalid params: the string argument `name` is required ({problem}). Example: {{\"name\": \"pdf\"}}"
+    )
+}
+
+/// The answer when the skill's file cannot be read at call time.
+pub fn unreadable(name: &str, reason: &str) -> String {
+    format!(
+        "Skill '{name}' could not be read: {reason}. The skill list is being refreshed; try again, or pick another skill."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Parsed;
+    use crate::roots::Source;
+    use std::sync::Arc;
+
+    fn skill(name: &str, description: &str) -> Skill {
+        Skill {
+            name: name.into(),
+            dir: format!("/skills/{name}").into(),
+            file: format!("/skills/{name}/SKILL.md").into(),
+            source: Source::User,
+            root: "/skills".into(),
+            parsed: Arc::new(Parsed {
+                name: name.into(),
+                description: description.into(),
+                fields: Default::default(),
+                findings: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn full_text_when_it_fits() {
+        let skills = [
+            skill("user", "用户的全局技能,必读!"),
+            skill("bun", "Docs for 'bun'"),
+        ];
+        assert_eq!(
+            tool_description(&skills, 8000),
+            "Load a skill by name to get specialized instructions.\n\nAvailable skills:\n- user: 用户的全局技能,必读!\n- bun: Docs for 'bun'"
+        );
+    }
+
+    #[test]
+    fn empty_list_says_so() {
+        assert_eq!(
+            tool_description(&[], 8000),
+            format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}")
+        );
+    }
+
+    #[test]
+    fn longest_descriptions_are_cut_first() {
+        let skills = [skill("a", &"x".repeat(300)), skill("b", "short one")];
+        let text = tool_description(&skills, 300);
+        assert!(text.chars().count() <= 300, "{}", text.chars().count());
+        assert!(text.contains("\n- b: short one"));
+        assert!(text.contains("x…\n- b"));
+    }
+
+    #[test]
+    fn names_only_when_cuts_would_be_stubs() {
+        let skills: Vec<Skill> = (0..20)
+            .map(|i| skill(&format!("skill-{i}"), &"d".repeat(50)))
+            .collect();
+        let text = tool_description(&skills, 300);
+        assert!(text.chars().count() <= 300);
+        assert!(text.ends_with("\n- skill-19"), "{text}");
+        assert!(!text.contains(": "));
+    }
+
+    #[test]
+    fn more_line_when_names_do_not_fit() {
+        let skills: Vec<Skill> = (0..100)
+            .map(|i| skill(&format!("skill-{i:03}"), "d"))
+            .collect();
+        let text = tool_description(&skills, 400);
+        assert!(text.chars().count() <= 400, "{}", text.chars().count());
+        assert!(text.starts_with(DESCRIPTION_HEADER));
+        let listed = text.lines().filter(|l| l.starts_with("- skill-")).count();
+        assert!(text.ends_with(&more_line(100 - listed)), "{text}");
+    }
+}

@@ -1,0 +1,220 @@
+//! Roots: the directories that hold skill folders, in precedence order (design §3.1).
+//!
+//! custom (`--skills-dir`, `SKILLSERVE_SKILLS_DIRS`) > project (nearest directory
+//! first, up to the repository root) > user (under the home directory). Plugin
+//! skills come from `plugins` and rank after all of these.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::Config;
+
+/// Where a root (and so a skill) comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Custom,
+    Project,
+    User,
+    Plugin,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Custom => "custom",
+            Source::Project => "project",
+            Source::User => "user",
+            Source::Plugin => "plugin",
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A directory holding skill folders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Root {
+    pub path: PathBuf,
+    pub source: Source,
+    /// Whether the directory may itself be a skill (hold a `SKILL.md`): true for
+    /// `--skills-dir`, so that pointing it at one skill folder works.
+    pub may_be_skill: bool,
+}
+
+impl Root {
+    fn new(path: PathBuf, source: Source) -> Root {
+        Root {
+            path,
+            may_be_skill: source == Source::Custom,
+            source,
+        }
+    }
+}
+
+/// Skill folders inside a project directory, in the order agents document them.
+pub const PROJECT_SKILL_DIRS: [&str; 7] = [
+    ".claude/skills",
+    ".agents/skills",
+    ".codex/skills",
+    ".cursor/skills",
+    ".gemini/skills",
+    ".opencode/skills",
+    ".github/skills",
+];
+
+/// The custom, project and user roots for `config`, highest precedence first.
+///
+/// The same path is listed once, at its highest precedence. In particular a
+/// client started in the home directory does not turn the user roots into
+/// project roots: they stay `user`.
+pub fn roots(config: &Config) -> Vec<Root> {
+    let user = if config.user {
+        user_roots(config)
+    } else {
+        Vec::new()
+    };
+    let mut out: Vec<Root> = Vec::new();
+    let mut push = |path: PathBuf, source: Source| {
+        if !out.iter().any(|r| r.path == path) {
+            out.push(Root::new(path, source));
+        }
+    };
+    for dir in &config.custom_dirs {
+        push(dir.clone(), Source::Custom);
+    }
+    if let Some(project) = &config.project_dir {
+        for dir in project_dirs(project) {
+            for sub in PROJECT_SKILL_DIRS {
+                let path = dir.join(sub);
+                if !user.contains(&path) {
+                    push(path, Source::Project);
+                }
+            }
+        }
+    }
+    for path in user {
+        push(path, Source::User);
+    }
+    out
+}
+
+/// `dir` and its ancestors up to the enclosing repository root (the first one
+/// holding `.git`, a directory or a worktree file), nearest first. Only `dir`
+/// itself when it is not inside a repository.
+pub fn project_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut chain = Vec::new();
+    for ancestor in dir.ancestors() {
+        chain.push(ancestor.to_path_buf());
+        if ancestor.join(".git").symlink_metadata().is_ok() {
+            return chain;
+        }
+    }
+    vec![dir.to_path_buf()]
+}
+
+/// The user roots in precedence order (design §3.1, item 3).
+fn user_roots(config: &Config) -> Vec<PathBuf> {
+    let Some(home) = &config.home else {
+        return Vec::new();
+    };
+    let claude = config
+        .claude_config_dir
+        .clone()
+        .unwrap_or_else(|| home.join(".claude"));
+    let codex = config
+        .codex_home
+        .clone()
+        .unwrap_or_else(|| home.join(".codex"));
+    vec![
+        claude.join("skills"),
+        home.join(".agents/skills"),
+        codex.join("skills"),
+        home.join(".cursor/skills"),
+        home.join(".gemini/skills"),
+        home.join(".config/opencode/skills"),
+        home.join(".copilot/skills"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULT_MAX_FILE_BYTES;
+
+    fn config(home: &Path, project: Option<&Path>) -> Config {
+        Config {
+            custom_dirs: vec![PathBuf::from("/custom")],
+            project_dir: project.map(Path::to_path_buf),
+            home: Some(home.to_path_buf()),
+            user: true,
+            claude_config_dir: None,
+            codex_home: None,
+            plugins: true,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        }
+    }
+
+    #[test]
+    fn project_walks_up_to_the_repository_root_nearest_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        let deep = repo.join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(
+            project_dirs(&deep),
+            vec![deep.clone(), repo.join("a"), repo]
+        );
+    }
+
+    #[test]
+    fn project_outside_a_repository_is_only_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(project_dirs(tmp.path()), vec![tmp.path().to_path_buf()]);
+    }
+
+    #[test]
+    fn order_is_custom_project_user_and_home_stays_user() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path();
+        let roots = roots(&config(home, Some(home)));
+        assert_eq!(roots[0], Root::new("/custom".into(), Source::Custom));
+        assert!(roots[0].may_be_skill);
+        let claude = roots
+            .iter()
+            .find(|r| r.path == home.join(".claude/skills"))
+            .unwrap();
+        assert_eq!(claude.source, Source::User);
+        // `.opencode/skills` is a project folder but not a user one.
+        let opencode = roots
+            .iter()
+            .find(|r| r.path == home.join(".opencode/skills"))
+            .unwrap();
+        assert_eq!(opencode.source, Source::Project);
+        let sources: Vec<Source> = roots.iter().map(|r| r.source).collect();
+        let mut sorted = sources.clone();
+        sorted.sort();
+        assert_eq!(
+            sources, sorted,
+            "roots are grouped by source in precedence order"
+        );
+    }
+
+    #[test]
+    fn config_dir_overrides_replace_the_defaults() {
+        let mut cfg = config(Path::new("/home/u"), None);
+        cfg.claude_config_dir = Some("/cc".into());
+        cfg.codex_home = Some("/codex".into());
+        let paths: Vec<PathBuf> = roots(&cfg).into_iter().map(|r| r.path).collect();
+        assert!(paths.contains(&PathBuf::from("/cc/skills")));
+        assert!(paths.contains(&PathBuf::from("/codex/skills")));
+        assert!(!paths.contains(&PathBuf::from("/home/u/.claude/skills")));
+    }
+}

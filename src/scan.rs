@@ -1,0 +1,448 @@
+//! Scanning: walk every root, find the `SKILL.md` files and parse their
+//! frontmatter (design §3.2).
+//!
+//! The walk follows symlinked folders and files, guards against cycles by file
+//! identity (device and inode of each directory on the current path), loads a
+//! target reached through several paths once, skips hidden folders and
+//! `node_modules`, stops at [`MAX_DEPTH`] levels and [`MAX_DIRS`] directories per
+//! root, and turns every problem into a [`Diagnostic`]; it never fails as a whole.
+//!
+//! Parsing goes through a [`Cache`] keyed by path and checked against size and
+//! modification time, so that a rescan of an unchanged tree opens no skill file.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, Metadata};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::parse::{self, Parsed};
+use crate::roots::{Root, Source};
+
+/// Skill folders are looked for at most this many levels below a root.
+pub const MAX_DEPTH: usize = 4;
+/// At most this many directories are read per root.
+pub const MAX_DIRS: usize = 20_000;
+
+/// Identity of a file: device and inode. Two paths with the same identity are
+/// the same file or directory.
+type FileId = (u64, u64);
+
+/// What the scan remembers about a SKILL.md to tell whether it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub len: u64,
+    pub modified: Option<SystemTime>,
+    id: FileId,
+}
+
+impl Stamp {
+    fn of(meta: &Metadata) -> Stamp {
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            id: file_id(meta),
+        }
+    }
+}
+
+/// One skill found on disk, parsed.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The skill folder, as reached from its root (symlinks not resolved).
+    pub dir: PathBuf,
+    /// Its `SKILL.md` (or `skill.md`).
+    pub file: PathBuf,
+    /// Index of the root it was found in.
+    pub root: usize,
+    pub parsed: Arc<Parsed>,
+}
+
+/// Everything one scan learned.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Skills in precedence order: by root, then in walk order within a root.
+    pub skills: Vec<Found>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Roots that do not exist (yet).
+    pub missing_roots: Vec<PathBuf>,
+    /// Per root: how many skills it yielded.
+    pub per_root: Vec<usize>,
+    /// SKILL.md files opened and parsed (the rest came from the cache).
+    pub files_parsed: usize,
+}
+
+/// Parsed frontmatter (or the reason it failed) by path, valid while the
+/// file's [`Stamp`] is unchanged.
+#[derive(Debug, Default)]
+pub struct Cache {
+    entries: HashMap<PathBuf, (Stamp, Result<Arc<Parsed>, Finding>)>,
+}
+
+/// Scans `roots` in order. `cache` is read and replaced by the entries of this
+/// scan (so it never holds files that are gone).
+pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
+    let mut out = Scan::default();
+    let mut seen_files: HashSet<FileId> = HashSet::new();
+    let mut next_cache = HashMap::with_capacity(cache.entries.len());
+    for (index, root) in roots.iter().enumerate() {
+        let mut hits = Vec::new();
+        walk(
+            root,
+            &mut hits,
+            &mut out.diagnostics,
+            &mut out.missing_roots,
+        );
+        let before = out.skills.len();
+        for hit in hits {
+            // The same target reached through another path (a symlink into
+            // another root, say) is loaded once, at its first (highest) place.
+            if cfg!(unix) && !seen_files.insert(hit.stamp.id) {
+                continue;
+            }
+            let cached = cache
+                .entries
+                .remove(&hit.file)
+                .filter(|(stamp, _)| *stamp == hit.stamp);
+            let result = match cached {
+                Some((_, result)) => result,
+                None => {
+                    out.files_parsed += 1;
+                    parse::read_frontmatter(&hit.file, &folder_name(&hit.dir), max_file_bytes)
+                        .map(Arc::new)
+                }
+            };
+            match &result {
+                Ok(parsed) => {
+                    out.diagnostics
+                        .extend(parsed.findings.iter().map(|f| f.clone().at(&hit.file)));
+                    out.skills.push(Found {
+                        dir: hit.dir,
+                        file: hit.file.clone(),
+                        root: index,
+                        parsed: Arc::clone(parsed),
+                    });
+                }
+                Err(finding) => out.diagnostics.push(finding.clone().at(&hit.file)),
+            }
+            next_cache.insert(hit.file, (hit.stamp, result));
+        }
+        out.per_root.push(out.skills.len() - before);
+    }
+    cache.entries = next_cache;
+    out
+}
+
+/// The last component of a skill folder's path, the fallback skill name.
+pub fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A `SKILL.md` the walk found, before parsing.
+struct Hit {
+    dir: PathBuf,
+    file: PathBuf,
+    stamp: Stamp,
+}
+
+/// What a directory turned out to be.
+enum Probe {
+    Skill(PathBuf, Stamp),
+    /// It has a `SKILL.md` that cannot be used; it is still a skill folder, so
+    /// the walk does not look inside it.
+    Broken(Diagnostic),
+    NotSkill,
+}
+
+/// Whether `dir` holds a usable `SKILL.md` (or `skill.md`).
+fn probe(dir: &Path) -> Probe {
+    for name in ["SKILL.md", "skill.md"] {
+        let file = dir.join(name);
+        match fs::metadata(&file) {
+            Ok(meta) if meta.is_file() => return Probe::Skill(file, Stamp::of(&meta)),
+            Ok(_) => return Probe::Broken(parse::ReadError::NotRegular.finding().at(file)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                if let Ok(link) = fs::read_link(&file) {
+                    return Probe::Broken(
+                        Finding::error(
+                            "dangling-symlink",
+                            format!("symlink to {}, which does not exist", link.display()),
+                            "fix or remove the symlink",
+                        )
+                        .at(file),
+                    );
+                }
+            }
+            Err(err) if is_loop(&err) => {
+                return Probe::Broken(symlink_loop().at(file));
+            }
+            Err(err) => {
+                return Probe::Broken(
+                    Finding::error(
+                        "unreadable",
+                        format!("cannot read: {err}"),
+                        "check the permissions of the file and its folder",
+                    )
+                    .at(file),
+                );
+            }
+        }
+    }
+    Probe::NotSkill
+}
+
+fn symlink_loop() -> Finding {
+    Finding::warning(
+        "symlink-loop",
+        "symlink loop: the link points back to a folder that contains it",
+        "remove the link or point it somewhere else",
+    )
+}
+
+fn is_loop(err: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        err.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = err;
+        false
+    }
+}
+
+/// A directory waiting to be read, with the identities of the directories on
+/// the path to it (a symlink to any of them would be a cycle).
+struct Frame {
+    path: PathBuf,
+    depth: usize,
+    ancestors: Vec<FileId>,
+}
+
+/// Walks one root, appending the skills it holds to `hits`.
+fn walk(
+    root: &Root,
+    hits: &mut Vec<Hit>,
+    diagnostics: &mut Vec<Diagnostic>,
+    missing: &mut Vec<PathBuf>,
+) {
+    let meta = match fs::metadata(&root.path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            // Missing project and user folders are normal; a folder the user
+            // named explicitly is probably a typo.
+            if root.source == Source::Custom {
+                diagnostics.push(
+                    Finding::warning(
+                        "root-missing",
+                        "this skills folder does not exist (yet)",
+                        "check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS",
+                    )
+                    .at(&root.path),
+                );
+            }
+            missing.push(root.path.clone());
+            return;
+        }
+        Err(err) => {
+            let finding = if is_loop(&err) {
+                symlink_loop()
+            } else {
+                Finding::error(
+                    "root-unreadable",
+                    format!("cannot read this {} skills folder: {err}", root.source),
+                    "check its permissions",
+                )
+            };
+            diagnostics.push(finding.at(&root.path));
+            return;
+        }
+    };
+    if !meta.is_dir() {
+        diagnostics.push(
+            Finding::error(
+                "root-not-a-directory",
+                format!(
+                    "this {} skills location is a file, not a folder",
+                    root.source
+                ),
+                "remove the file, or make it a folder of skill folders",
+            )
+            .at(&root.path),
+        );
+        return;
+    }
+    if root.may_be_skill {
+        match probe(&root.path) {
+            Probe::Skill(file, stamp) => {
+                hits.push(Hit {
+                    dir: root.path.clone(),
+                    file,
+                    stamp,
+                });
+                return;
+            }
+            Probe::Broken(diagnostic) => {
+                diagnostics.push(diagnostic);
+                return;
+            }
+            Probe::NotSkill => {}
+        }
+    }
+
+    let mut stack = vec![Frame {
+        path: root.path.clone(),
+        depth: 0,
+        ancestors: vec![file_id(&meta)],
+    }];
+    let mut dirs_read = 0;
+    let mut not_descended = 0;
+    while let Some(frame) = stack.pop() {
+        if dirs_read == MAX_DIRS {
+            diagnostics.push(
+                Finding::warning(
+                    "walk-limit",
+                    format!("stopped after reading {MAX_DIRS} folders; skills further on were not loaded"),
+                    "keep only skill folders here, or point --skills-dir at a narrower folder",
+                )
+                .at(&root.path),
+            );
+            break;
+        }
+        dirs_read += 1;
+        let children = match read_children(&frame, diagnostics) {
+            Ok(children) => children,
+            Err(err) => {
+                diagnostics.push(
+                    Finding::warning(
+                        "dir-unreadable",
+                        format!("cannot list this folder: {err}"),
+                        "check its permissions",
+                    )
+                    .at(&frame.path),
+                );
+                continue;
+            }
+        };
+        let depth = frame.depth + 1;
+        let mut deeper = Vec::new();
+        for (path, id) in children {
+            if cfg!(unix) && frame.ancestors.contains(&id) {
+                diagnostics.push(symlink_loop().at(&path));
+                continue;
+            }
+            match probe(&path) {
+                Probe::Skill(file, stamp) => hits.push(Hit {
+                    dir: path,
+                    file,
+                    stamp,
+                }),
+                Probe::Broken(diagnostic) => diagnostics.push(diagnostic),
+                Probe::NotSkill if depth < MAX_DEPTH => {
+                    let mut ancestors = frame.ancestors.clone();
+                    ancestors.push(id);
+                    deeper.push(Frame {
+                        path,
+                        depth,
+                        ancestors,
+                    });
+                }
+                Probe::NotSkill => not_descended += 1,
+            }
+        }
+        // Reversed so that popping the stack visits folders in name order.
+        stack.extend(deeper.into_iter().rev());
+    }
+    if not_descended > 0 {
+        diagnostics.push(
+            Finding::note(
+                "depth-limit",
+                format!(
+                    "{not_descended} folder(s) {MAX_DEPTH} levels down hold no SKILL.md and were not searched deeper"
+                ),
+                format!("keep skill folders at most {MAX_DEPTH} levels below the skills folder"),
+            )
+            .at(&root.path),
+        );
+    }
+}
+
+/// The sub-directories of `frame` worth visiting, sorted by name, each with
+/// its identity. Symlinks to directories are followed; broken ones reported.
+fn read_children(
+    frame: &Frame,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> io::Result<Vec<(PathBuf, FileId)>> {
+    let parent_dev = frame.ancestors.last().map_or(0, |id| id.0);
+    let mut children = Vec::new();
+    for entry in fs::read_dir(&frame.path)? {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let skip = {
+            let bytes = name.as_encoded_bytes();
+            bytes.starts_with(b".") || bytes == b"node_modules"
+        };
+        if skip {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() {
+            children.push((path, entry_id(&entry, parent_dev)));
+        } else if kind.is_symlink() {
+            match fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => children.push((path, file_id(&meta))),
+                Ok(_) => {}
+                Err(err) if is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                    let target = fs::read_link(&path).unwrap_or_default();
+                    diagnostics.push(
+                        Finding::warning(
+                            "dangling-symlink",
+                            format!("symlink to {}, which does not exist", target.display()),
+                            "fix or remove the symlink",
+                        )
+                        .at(&path),
+                    );
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(children)
+}
+
+#[cfg(unix)]
+fn file_id(meta: &Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// The inode from the directory entry itself, which costs no system call. Its
+/// device is the parent's: only a mount point differs, and a mount point is
+/// never a cycle through a symlink.
+#[cfg(unix)]
+fn entry_id(entry: &fs::DirEntry, parent_dev: u64) -> FileId {
+    use std::os::unix::fs::DirEntryExt;
+    (parent_dev, entry.ino())
+}
+
+// Without inodes (Windows), identities are not available from metadata: cycles
+// are then bounded by MAX_DEPTH and MAX_DIRS alone, and the cache keys on size
+// and modification time only.
+#[cfg(not(unix))]
+fn file_id(_meta: &Metadata) -> FileId {
+    (0, 0)
+}
+
+#[cfg(not(unix))]
+fn entry_id(_entry: &fs::DirEntry, _parent_dev: u64) -> FileId {
+    (0, 0)
+}
