@@ -1,0 +1,237 @@
+//! Test environment: a private copy of `fixtures/`, the real binary started in
+//! it with a hermetic environment, and an rmcp client connected over its stdio.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_skillserve");
+
+/// A temporary copy of `fixtures/` (symlinks preserved) with
+/// `project/.git` created, since git cannot store a `.git` directory.
+pub struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        copy_tree(&source, dir.path());
+        std::fs::create_dir_all(dir.path().join("project/.git")).unwrap();
+        Fixture { dir }
+    }
+
+    /// An empty temporary directory (no fixtures).
+    pub fn empty() -> Fixture {
+        Fixture {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
+    /// Writes `text` to `relative`, creating folders.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The binary with an environment that holds nothing from the real one:
+    /// `HOME` is the fixture's home and the working directory its root.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(BIN);
+        command
+            .args(args)
+            .env_clear()
+            .env("HOME", self.home())
+            .env("SKILLSERVE_LOG", "info")
+            .current_dir(self.root());
+        command
+    }
+
+    /// Runs a CLI command to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        let output = self.command(args).output().expect("run skillserve");
+        Output {
+            status: output.status,
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        }
+    }
+
+    /// Starts the server with `args` and connects a client.
+    pub async fn serve(&self, args: &[&str]) -> Server {
+        Server::start(self.command(args)).await
+    }
+
+    /// Replaces the fixture's absolute path with `<T>` so that output can be
+    /// compared as exact text.
+    pub fn anonymize(&self, text: &str) -> String {
+        text.replace(self.root().to_str().unwrap(), "<T>")
+    }
+}
+
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            let link = std::fs::read_link(entry.path()).unwrap();
+            std::os::unix::fs::symlink(link, &target).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Client side: forwards `tools/list_changed` notifications into a channel.
+pub struct Notifications {
+    sender: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Notifications {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.sender.send(());
+    }
+}
+
+/// The server process and an rmcp client connected to it.
+pub struct Server {
+    pub client: RunningService<RoleClient, Notifications>,
+    pub child: tokio::process::Child,
+    pub notifications: mpsc::UnboundedReceiver<()>,
+    stderr: tokio::task::JoinHandle<String>,
+}
+
+impl Server {
+    pub async fn start(command: std::process::Command) -> Server {
+        let mut command = tokio::process::Command::from(command);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("spawn skillserve");
+        let stdout = child.stdout.take().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text).await;
+            text
+        });
+        let (sender, notifications) = mpsc::unbounded_channel();
+        let client = tokio::time::timeout(
+            Duration::from_secs(20),
+            Notifications { sender }.serve((stdout, stdin)),
+        )
+        .await
+        .expect("initialize within 20 s")
+        .expect("initialize succeeds");
+        Server {
+            client,
+            child,
+            notifications,
+            stderr,
+        }
+    }
+
+    /// The one tool.
+    pub async fn tool(&self) -> Tool {
+        let mut tools = self.client.list_all_tools().await.expect("tools/list");
+        assert_eq!(tools.len(), 1, "exactly one tool");
+        tools.remove(0)
+    }
+
+    pub async fn description(&self) -> String {
+        self.tool().await.description.unwrap().into_owned()
+    }
+
+    /// Calls `skill` with `{"name": name}`.
+    pub async fn call(&self, name: &str) -> CallToolResult {
+        self.call_with(rmcp::object!({ "name": name })).await
+    }
+
+    pub async fn call_with(&self, arguments: rmcp::model::JsonObject) -> CallToolResult {
+        self.client
+            .call_tool(CallToolRequestParams::new("skill").with_arguments(arguments))
+            .await
+            .expect("tools/call returns a result")
+    }
+
+    /// Closes stdin (the client goes away) and returns the exit status and
+    /// everything the server wrote to stderr.
+    pub async fn stop(self) -> (ExitStatus, String) {
+        let Server {
+            client,
+            mut child,
+            stderr,
+            ..
+        } = self;
+        let _ = client.cancel().await;
+        let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .expect("exits within 5 s of stdin closing")
+            .unwrap();
+        (status, stderr.await.unwrap())
+    }
+
+    /// Sends `signal` and returns the exit status and stderr.
+    pub async fn signal(self, signal: i32) -> (ExitStatus, String) {
+        let Server {
+            client,
+            mut child,
+            stderr,
+            ..
+        } = self;
+        let pid = child.id().expect("running") as i32;
+        // SAFETY: kill(2) with a pid we own and a valid signal number.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .expect("exits within 5 s of the signal")
+            .unwrap();
+        drop(client);
+        (status, stderr.await.unwrap())
+    }
+}
+
+/// The text of a result's single content block.
+pub fn text(result: &CallToolResult) -> &str {
+    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
+    &result.content[0].as_text().expect("text content").text
+}
+
+pub fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
