@@ -117,6 +117,15 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
     if !description.is_empty() {
         writeln!(out, "    {}", cut(description, LIST_DESCRIPTION_CHARS))?;
     }
+    if let Some(plugin) = &skill.plugin {
+        writeln!(
+            out,
+            "    plugin {} {}, installed at {}",
+            plugin.key,
+            plugin.version.as_deref().unwrap_or("(no version)"),
+            plugin.install_path.display()
+        )?;
+    }
     Ok(())
 }
 
@@ -140,7 +149,16 @@ struct ListItem<'a> {
     file: &'a Path,
     root: &'a Path,
     #[serde(skip_serializing_if = "Option::is_none")]
+    plugin: Option<PluginItem<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     shadowed_by: Option<&'a Path>,
+}
+
+#[derive(Serialize)]
+struct PluginItem<'a> {
+    key: &'a str,
+    version: Option<&'a str>,
+    install_path: &'a Path,
 }
 
 impl<'a> ListItem<'a> {
@@ -152,6 +170,11 @@ impl<'a> ListItem<'a> {
             dir: &skill.dir,
             file: &skill.file,
             root: &skill.root,
+            plugin: skill.plugin.as_ref().map(|p| PluginItem {
+                key: &p.key,
+                version: p.version.as_deref(),
+                install_path: &p.install_path,
+            }),
             shadowed_by,
         }
     }

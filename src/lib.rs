@@ -9,6 +9,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod exit_codes;
 pub mod parse;
+pub mod plugins;
 pub mod registry;
 pub mod render;
 pub mod resolve;

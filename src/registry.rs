@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::parse::{self, ReadError};
+use crate::plugins;
 use crate::render;
 use crate::resolve::{self, MAX_SUGGESTIONS, Resolution};
 use crate::roots;
@@ -29,8 +30,11 @@ pub struct Loaded {
 
 /// Scans everything `config` points at once, filling `cache`.
 pub fn load(config: &Config, cache: &mut Cache) -> Snapshot {
-    let roots = roots::roots(config);
-    let scan = scan::scan(&roots, config.max_file_bytes, cache);
+    let mut roots = roots::roots(config);
+    let plugins = plugins::discover(config);
+    roots.extend(plugins.roots);
+    let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
+    scan.diagnostics.extend(plugins.diagnostics);
     Snapshot::build(roots, scan)
 }
 

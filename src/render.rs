@@ -227,6 +227,7 @@ mod tests {
             file: format!("/skills/{name}/SKILL.md").into(),
             source: Source::User,
             root: "/skills".into(),
+            plugin: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),
                 description: description.into(),

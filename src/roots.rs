@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -38,24 +39,48 @@ impl fmt::Display for Source {
     }
 }
 
-/// A directory holding skill folders.
+/// What a root holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Skill folders below it (up to `scan::MAX_DEPTH` levels).
+    Folders,
+    /// Itself a skill when it holds a `SKILL.md`, else skill folders below it:
+    /// `--skills-dir` pointed at one skill, or a path a plugin declares.
+    SkillOrFolders,
+    /// Only itself, as one skill (a single-skill plugin).
+    Skill,
+}
+
+/// A directory holding skills.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Root {
     pub path: PathBuf,
     pub source: Source,
-    /// Whether the directory may itself be a skill (hold a `SKILL.md`): true for
-    /// `--skills-dir`, so that pointing it at one skill folder works.
-    pub may_be_skill: bool,
+    pub layout: Layout,
+    /// The plugin the root belongs to (plugin roots only).
+    pub plugin: Option<Arc<Plugin>>,
 }
 
 impl Root {
-    fn new(path: PathBuf, source: Source) -> Root {
+    pub fn new(path: PathBuf, source: Source, layout: Layout) -> Root {
         Root {
             path,
-            may_be_skill: source == Source::Custom,
             source,
+            layout,
+            plugin: None,
         }
     }
+}
+
+/// An installed, enabled Claude Code plugin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plugin {
+    /// `name@marketplace`, as Claude Code keys it.
+    pub key: String,
+    /// The part of the key before `@`: the namespace of its skills.
+    pub name: String,
+    pub version: Option<String>,
+    pub install_path: PathBuf,
 }
 
 /// Skill folders inside a project directory, in the order agents document them.
@@ -83,7 +108,12 @@ pub fn roots(config: &Config) -> Vec<Root> {
     let mut out: Vec<Root> = Vec::new();
     let mut push = |path: PathBuf, source: Source| {
         if !out.iter().any(|r| r.path == path) {
-            out.push(Root::new(path, source));
+            // `--skills-dir` may point at one skill folder.
+            let layout = match source {
+                Source::Custom => Layout::SkillOrFolders,
+                _ => Layout::Folders,
+            };
+            out.push(Root::new(path, source, layout));
         }
     };
     for dir in &config.custom_dirs {
@@ -185,8 +215,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path();
         let roots = roots(&config(home, Some(home)));
-        assert_eq!(roots[0], Root::new("/custom".into(), Source::Custom));
-        assert!(roots[0].may_be_skill);
+        assert_eq!(
+            roots[0],
+            Root::new("/custom".into(), Source::Custom, Layout::SkillOrFolders)
+        );
         let claude = roots
             .iter()
             .find(|r| r.path == home.join(".claude/skills"))

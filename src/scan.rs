@@ -19,7 +19,7 @@ use std::time::SystemTime;
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::parse::{self, Parsed};
-use crate::roots::{Root, Source};
+use crate::roots::{Layout, Root, Source};
 
 /// Skill folders are looked for at most this many levels below a root.
 pub const MAX_DEPTH: usize = 4;
@@ -233,14 +233,18 @@ fn walk(
     let meta = match fs::metadata(&root.path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            // Missing project and user folders are normal; a folder the user
-            // named explicitly is probably a typo.
-            if root.source == Source::Custom {
+            // Missing project and user folders are normal; a path someone
+            // named explicitly (a flag, a plugin manifest) is probably a mistake.
+            let hint = match root.source {
+                Source::Custom => "check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS",
+                _ => "fix the skill path in the plugin's manifest, or reinstall the plugin",
+            };
+            if root.layout != Layout::Folders {
                 diagnostics.push(
                     Finding::warning(
                         "root-missing",
-                        "this skills folder does not exist (yet)",
-                        "check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS",
+                        "this skills path does not exist (yet)",
+                        hint,
                     )
                     .at(&root.path),
                 );
@@ -276,7 +280,7 @@ fn walk(
         );
         return;
     }
-    if root.may_be_skill {
+    if root.layout != Layout::Folders {
         match probe(&root.path) {
             Probe::Skill(file, stamp) => {
                 hits.push(Hit {
@@ -288,6 +292,17 @@ fn walk(
             }
             Probe::Broken(diagnostic) => {
                 diagnostics.push(diagnostic);
+                return;
+            }
+            Probe::NotSkill if root.layout == Layout::Skill => {
+                diagnostics.push(
+                    Finding::warning(
+                        "skill-missing",
+                        "this folder was expected to be a skill but holds no SKILL.md",
+                        "reinstall the plugin, or add the SKILL.md",
+                    )
+                    .at(&root.path),
+                );
                 return;
             }
             Probe::NotSkill => {}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::parse::Parsed;
-use crate::roots::{Root, Source};
+use crate::roots::{Plugin, Root, Source};
 use crate::scan::{Scan, folder_name};
 
 /// A skill as served.
@@ -27,6 +27,8 @@ pub struct Skill {
     pub source: Source,
     /// The root the skill was found in.
     pub root: PathBuf,
+    /// The plugin that provides it (plugin skills only).
+    pub plugin: Option<Arc<Plugin>>,
     pub parsed: Arc<Parsed>,
 }
 
@@ -93,11 +95,12 @@ impl Snapshot {
         for found in found {
             let root = &roots[found.root];
             let skill = Skill {
-                name: found.parsed.name.clone(),
+                name: full_name(&found.parsed.name, root.plugin.as_deref()),
                 dir: found.dir,
                 file: found.file,
                 source: root.source,
                 root: root.path.clone(),
+                plugin: root.plugin.clone(),
                 parsed: found.parsed,
             };
             let key = skill.name.to_lowercase();
@@ -176,6 +179,15 @@ impl Snapshot {
             }
         }
         counts
+    }
+}
+
+/// Plugin skills are named `plugin:skill`, unless the frontmatter name is
+/// already namespaced (holds a `:`).
+fn full_name(name: &str, plugin: Option<&Plugin>) -> String {
+    match plugin {
+        Some(plugin) if !name.contains(':') => format!("{}:{name}", plugin.name),
+        _ => name.to_owned(),
     }
 }
 

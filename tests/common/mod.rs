@@ -18,21 +18,26 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_skillserve");
 /// `project/.git` created, since git cannot store a `.git` directory.
 pub struct Fixture {
     dir: tempfile::TempDir,
+    home: String,
 }
 
 impl Fixture {
     pub fn new() -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        copy_tree(&source, dir.path());
+        copy_tree(&source, dir.path(), dir.path());
         std::fs::create_dir_all(dir.path().join("project/.git")).unwrap();
-        Fixture { dir }
+        Fixture {
+            dir,
+            home: "home".to_owned(),
+        }
     }
 
     /// An empty temporary directory (no fixtures).
     pub fn empty() -> Fixture {
         Fixture {
             dir: tempfile::tempdir().expect("temp dir"),
+            home: "home".to_owned(),
         }
     }
 
@@ -44,8 +49,15 @@ impl Fixture {
         self.dir.path().join(relative)
     }
 
+    /// The fake home: `home/` unless [`Fixture::with_home`] chose another.
     pub fn home(&self) -> PathBuf {
-        self.path("home")
+        self.path(&self.home)
+    }
+
+    /// The same fixture with `HOME` set to `relative` (e.g. `plugin-home`).
+    pub fn with_home(mut self, relative: &str) -> Fixture {
+        self.home = relative.to_owned();
+        self
     }
 
     /// Writes `text` to `relative`, creating folders.
@@ -97,7 +109,7 @@ pub struct Output {
     pub stderr: String,
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+fn copy_tree(from: &Path, to: &Path, root: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -107,7 +119,12 @@ fn copy_tree(from: &Path, to: &Path) {
             let link = std::fs::read_link(entry.path()).unwrap();
             std::os::unix::fs::symlink(link, &target).unwrap();
         } else if kind.is_dir() {
-            copy_tree(&entry.path(), &target);
+            copy_tree(&entry.path(), &target, root);
+        } else if target.extension().is_some_and(|e| e == "json") {
+            // Claude Code writes absolute paths into its JSON files; fixtures
+            // spell the fixture root `@ROOT@`.
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            std::fs::write(&target, text.replace("@ROOT@", root.to_str().unwrap())).unwrap();
         } else {
             std::fs::copy(entry.path(), &target).unwrap();
         }

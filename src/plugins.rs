@@ -1,0 +1,444 @@
+//! Claude Code plugins: which installed plugins are enabled for the project,
+//! and where their skills are (design §3.4).
+//!
+//! The result is a list of plugin [`Root`]s that the scan walks like any other
+//! root. Every file here is written by Claude Code and read leniently: a
+//! malformed manifest, settings file or entry is a diagnostic, and everything
+//! else keeps working.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::config::{Config, absolute};
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::roots::{Layout, Plugin, Root, Source};
+
+/// Plugin roots and what went wrong finding them.
+#[derive(Debug, Default)]
+pub struct Plugins {
+    /// One or more roots per enabled plugin, plugins sorted by key.
+    pub roots: Vec<Root>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `installed_plugins.json`, relative to the Claude config dir.
+const MANIFEST: &str = "plugins/installed_plugins.json";
+
+/// The files whose contents decide which plugin skills are served: the install
+/// manifest and the settings layers, lowest precedence first. Watched by the
+/// refresher.
+pub fn config_files(config: &Config) -> Vec<PathBuf> {
+    let Some(dir) = &config.claude_config_dir else {
+        return Vec::new();
+    };
+    let mut files = vec![dir.join(MANIFEST), dir.join("settings.json")];
+    if let Some(project) = &config.project_dir {
+        files.push(project.join(".claude/settings.json"));
+        files.push(project.join(".claude/settings.local.json"));
+    }
+    files
+}
+
+/// The skill roots of every installed plugin that is enabled for the project.
+pub fn discover(config: &Config) -> Plugins {
+    let mut out = Plugins::default();
+    if !config.plugins {
+        return out;
+    }
+    let files = config_files(config);
+    let Some((manifest, settings)) = files.split_first() else {
+        return out;
+    };
+    let installs = read_manifest(
+        manifest,
+        config.project_dir.as_deref(),
+        &mut out.diagnostics,
+    );
+    // Read even when nothing is installed, so that `check` reports broken settings.
+    let enabled = read_enabled(settings, &mut out.diagnostics);
+
+    for (key, install) in installs {
+        if let Some((false, file)) = enabled.get(&key) {
+            out.diagnostics.push(
+                Finding::note(
+                    "plugin-disabled",
+                    format!("plugin {key} is disabled here, so its skills are not served"),
+                    format!("set \"enabledPlugins\": {{\"{key}\": true}} to serve them"),
+                )
+                .at(file),
+            );
+            continue;
+        }
+        if !install.install_path.is_dir() {
+            out.diagnostics.push(
+                Finding::warning(
+                    "plugin-missing",
+                    format!("plugin {key} is installed here, but this folder does not exist"),
+                    "reinstall the plugin from Claude Code (/plugin), or uninstall it",
+                )
+                .at(&install.install_path),
+            );
+            continue;
+        }
+        let name = key.split('@').next().unwrap_or(&key).to_owned();
+        let plugin = Arc::new(Plugin {
+            key,
+            name,
+            version: install.version,
+            install_path: install.install_path,
+        });
+        plugin_roots(&plugin, &mut out.roots, &mut out.diagnostics);
+    }
+    out
+}
+
+/// An install record, after scope filtering.
+#[derive(Debug)]
+struct Install {
+    install_path: PathBuf,
+    version: Option<String>,
+}
+
+/// Scopes, most specific first: when several entries of one plugin apply, the
+/// first in this list wins.
+const SCOPES: [&str; 4] = ["local", "project", "user", "managed"];
+
+/// Reads `installed_plugins.json` (v1 or v2) and keeps, per plugin key, the
+/// entry that applies to `project`.
+fn read_manifest(
+    path: &Path,
+    project: Option<&Path>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Install> {
+    let mut installs = BTreeMap::new();
+    let Some(json) = read_json(path, diagnostics) else {
+        return installs;
+    };
+    let Some(plugins) = json.get("plugins").and_then(Value::as_object) else {
+        diagnostics.push(
+            Finding::error(
+                "manifest-invalid",
+                "no \"plugins\" object; no plugin skills are served",
+                "reinstall a plugin from Claude Code to rewrite this file",
+            )
+            .at(path),
+        );
+        return installs;
+    };
+    let base = path.parent().unwrap_or(path);
+    let project = project.map(canonical);
+    for (key, value) in plugins {
+        // v2 holds a list of entries per key; v1 (no "version", or 1) one object.
+        let entries: Vec<&Value> = match value {
+            Value::Array(entries) => entries.iter().collect(),
+            Value::Object(_) => vec![value],
+            _ => {
+                diagnostics.push(entry_problem(path, key, "is neither an object nor a list"));
+                continue;
+            }
+        };
+        let mut best: Option<(usize, Install)> = None;
+        for entry in entries {
+            let scope = entry.get("scope").and_then(Value::as_str).unwrap_or("user");
+            let Some(rank) = SCOPES.iter().position(|s| *s == scope) else {
+                diagnostics.push(entry_problem(
+                    path,
+                    key,
+                    &format!("has an unknown scope \"{scope}\""),
+                ));
+                continue;
+            };
+            if matches!(scope, "project" | "local") {
+                let here = entry
+                    .get("projectPath")
+                    .and_then(Value::as_str)
+                    .map(|p| canonical(Path::new(p)));
+                if here.is_none() || here != project {
+                    continue;
+                }
+            }
+            let Some(install_path) = entry.get("installPath").and_then(Value::as_str) else {
+                diagnostics.push(entry_problem(path, key, "has no \"installPath\""));
+                continue;
+            };
+            let install = Install {
+                install_path: absolute(Path::new(install_path), base),
+                version: entry
+                    .get("version")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                best = Some((rank, install));
+            }
+        }
+        if let Some((_, install)) = best {
+            installs.insert(key.clone(), install);
+        }
+    }
+    installs
+}
+
+fn entry_problem(path: &Path, key: &str, problem: &str) -> Diagnostic {
+    Finding::warning(
+        "manifest-entry-invalid",
+        format!("the entry for {key} {problem}; it is ignored"),
+        "reinstall the plugin from Claude Code to rewrite its entry",
+    )
+    .at(path)
+}
+
+/// `enabledPlugins` merged over the settings layers (later files win), with the
+/// file that decided each key.
+fn read_enabled(
+    files: &[PathBuf],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, (bool, PathBuf)> {
+    let mut enabled = BTreeMap::new();
+    for file in files {
+        let Some(json) = read_json(file, diagnostics) else {
+            continue;
+        };
+        let Some(map) = json.get("enabledPlugins") else {
+            continue;
+        };
+        let Some(map) = map.as_object() else {
+            diagnostics.push(
+                Finding::warning(
+                    "settings-invalid",
+                    "\"enabledPlugins\" is not an object; it is ignored",
+                    "write it as {\"plugin@marketplace\": true, ...}",
+                )
+                .at(file),
+            );
+            continue;
+        };
+        for (key, value) in map {
+            match value.as_bool() {
+                Some(on) => {
+                    enabled.insert(key.clone(), (on, file.clone()));
+                }
+                None => diagnostics.push(
+                    Finding::warning(
+                        "settings-invalid",
+                        format!("enabledPlugins[\"{key}\"] is not true or false; it is ignored"),
+                        "use true or false",
+                    )
+                    .at(file),
+                ),
+            }
+        }
+    }
+    enabled
+}
+
+/// Appends the roots that hold `plugin`'s skills (design §3.4, steps 1–3).
+fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut Vec<Diagnostic>) {
+    let base = &plugin.install_path;
+    let root = |path: PathBuf, layout| Root {
+        path,
+        source: Source::Plugin,
+        layout,
+        plugin: Some(Arc::clone(plugin)),
+    };
+
+    // 1. A marketplace entry with a `skills` list names exactly the skills.
+    let marketplace = base.join(".claude-plugin/marketplace.json");
+    if let Some(json) = read_json(&marketplace, diagnostics) {
+        let entry = json
+            .get("plugins")
+            .and_then(Value::as_array)
+            .and_then(|entries| {
+                entries
+                    .iter()
+                    .find(|e| e.get("name").and_then(Value::as_str) == Some(&plugin.name))
+            });
+        if let Some(entry) = entry
+            && let Some(skills) = entry.get("skills")
+        {
+            // `source` is relative to the marketplace root; other source kinds
+            // (a git repository, say) were installed at the install path itself.
+            let source = entry.get("source").and_then(Value::as_str).unwrap_or("./");
+            if let Some(source) = confined(base, source, &marketplace, diagnostics) {
+                for path in string_list(skills, &marketplace, diagnostics) {
+                    if let Some(path) = confined(&source, &path, &marketplace, diagnostics) {
+                        roots.push(root(path, Layout::SkillOrFolders));
+                    }
+                }
+            }
+            return;
+        }
+    }
+
+    // 2. The default `skills/` folder plus the paths `plugin.json` adds.
+    roots.push(root(base.join("skills"), Layout::Folders));
+    let manifest = base.join(".claude-plugin/plugin.json");
+    if let Some(json) = read_json(&manifest, diagnostics)
+        && let Some(skills) = json.get("skills")
+    {
+        for path in string_list(skills, &manifest, diagnostics) {
+            if let Some(path) = confined(base, &path, &manifest, diagnostics) {
+                roots.push(root(path, Layout::SkillOrFolders));
+            }
+        }
+    }
+
+    // 3. A SKILL.md at the top makes a single-skill plugin.
+    if ["SKILL.md", "skill.md"]
+        .iter()
+        .any(|f| base.join(f).exists())
+    {
+        roots.push(root(base.clone(), Layout::Skill));
+    }
+}
+
+/// A `skills` field: one string or a list of strings.
+fn string_list(value: &Value, file: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<String> {
+    let items: Vec<&Value> = match value {
+        Value::String(_) => vec![value],
+        Value::Array(items) => items.iter().collect(),
+        _ => vec![],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(s) => out.push(s.to_owned()),
+            None => diagnostics.push(
+                Finding::warning(
+                    "manifest-invalid",
+                    format!("\"skills\" entry {item} is not a path string; it is ignored"),
+                    "list skill folders as strings, e.g. \"./skills/pdf\"",
+                )
+                .at(file),
+            ),
+        }
+    }
+    if !matches!(value, Value::String(_) | Value::Array(_)) {
+        diagnostics.push(
+            Finding::warning(
+                "manifest-invalid",
+                "\"skills\" is neither a path nor a list of paths; it is ignored",
+                "list skill folders as strings, e.g. [\"./skills/pdf\"]",
+            )
+            .at(file),
+        );
+    }
+    out
+}
+
+/// `relative` joined to `base`, refused (with a diagnostic) if it is absolute or
+/// leads outside `base`: a manifest only points inside its own plugin.
+fn confined(
+    base: &Path,
+    relative: &str,
+    file: &Path,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<PathBuf> {
+    let joined = absolute(Path::new(relative), base);
+    if Path::new(relative).is_absolute() || !joined.starts_with(base) {
+        diagnostics.push(
+            Finding::error(
+                "plugin-path-outside",
+                format!(
+                    "skill path \"{relative}\" points outside the plugin folder; it is ignored"
+                ),
+                "use a path relative to the plugin, like \"./skills/pdf\"",
+            )
+            .at(file),
+        );
+        return None;
+    }
+    Some(joined)
+}
+
+/// A JSON file, or `None` when it does not exist or is broken (with a
+/// diagnostic for the latter).
+fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(err) => {
+            diagnostics.push(
+                Finding::error(
+                    "json-unreadable",
+                    format!("cannot read: {err}"),
+                    "check the file's permissions",
+                )
+                .at(path),
+            );
+            return None;
+        }
+    };
+    match serde_json::from_str(&text) {
+        Ok(json) => Some(json),
+        Err(err) => {
+            diagnostics.push(
+                Finding::error(
+                    "json-invalid",
+                    format!("not valid JSON ({err}); the file is ignored"),
+                    "fix the JSON, or let Claude Code rewrite the file",
+                )
+                .on_line(err.line())
+                .at(path),
+            );
+            None
+        }
+    }
+}
+
+/// The canonical form of `path` when it exists, else `path` itself.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_most_specific_applicable_scope_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir(&project).unwrap();
+        let manifest = dir.path().join("installed_plugins.json");
+        let json = json!({
+            "version": 2,
+            "plugins": {
+                "p@m": [
+                    { "scope": "user", "installPath": "/user-copy" },
+                    { "scope": "local", "projectPath": project, "installPath": "/local-copy" },
+                    { "scope": "project", "projectPath": "/elsewhere", "installPath": "/other-project" },
+                ],
+                "bad@m": [ { "scope": "weird", "installPath": "/x" }, { "scope": "user" } ],
+            }
+        });
+        std::fs::write(&manifest, json.to_string()).unwrap();
+        let mut diagnostics = Vec::new();
+        let installs = read_manifest(&manifest, Some(&project), &mut diagnostics);
+        assert_eq!(installs["p@m"].install_path, Path::new("/local-copy"));
+        assert!(!installs.contains_key("bad@m"));
+        assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
+
+        let installs = read_manifest(&manifest, None, &mut Vec::new());
+        assert_eq!(installs["p@m"].install_path, Path::new("/user-copy"));
+    }
+
+    #[test]
+    fn confined_refuses_escapes() {
+        let mut diagnostics = Vec::new();
+        let base = Path::new("/plugins/p/1.0");
+        let file = Path::new("/plugins/p/1.0/.claude-plugin/plugin.json");
+        assert_eq!(
+            confined(base, "./skills/x", file, &mut diagnostics),
+            Some(PathBuf::from("/plugins/p/1.0/skills/x"))
+        );
+        assert_eq!(confined(base, "../../q", file, &mut diagnostics), None);
+        assert_eq!(confined(base, "/etc", file, &mut diagnostics), None);
+        assert_eq!(diagnostics.len(), 2);
+    }
+}
