@@ -108,7 +108,7 @@ impl Finding {
 }
 
 /// A finding about a file or directory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Diagnostic {
     pub path: PathBuf,
     pub severity: Severity,

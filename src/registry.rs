@@ -6,6 +6,7 @@
 //! Refreshes run one at a time on a blocking thread; a refresh asked for while
 //! one runs is coalesced into a single follow-up.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 use crate::config::Config;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::parse::{self, ReadError};
 use crate::plugins;
 use crate::render;
@@ -43,9 +45,15 @@ pub fn load(config: &Config, cache: &mut Cache) -> Snapshot {
 pub enum Answer {
     /// The `Loading:` text.
     Loaded(String),
-    NotFound(String),
+    /// No skill has the name. `vanished` when the snapshot had one but its
+    /// file is gone: the snapshot is out of date, and the user deleted the
+    /// skill, so "not found" (not an I/O error) is the truthful answer.
+    NotFound {
+        text: String,
+        vanished: bool,
+    },
     Ambiguous(String),
-    /// The skill exists in the snapshot but its file could not be read.
+    /// The skill exists but its file could not be read.
     Unreadable {
         text: String,
         error: ReadError,
@@ -56,25 +64,13 @@ impl Answer {
     /// The text the model reads.
     pub fn text(&self) -> &str {
         match self {
-            Answer::Loaded(text) | Answer::NotFound(text) | Answer::Ambiguous(text) => text,
-            Answer::Unreadable { text, .. } => text,
+            Answer::Loaded(text) | Answer::Ambiguous(text) => text,
+            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
     }
 
     pub fn is_error(&self) -> bool {
         !matches!(self, Answer::Loaded(_))
-    }
-
-    /// Whether the answer suggests the snapshot is out of date.
-    fn is_stale(&self) -> bool {
-        match self {
-            Answer::NotFound(_) => true,
-            Answer::Unreadable {
-                error: ReadError::Io(err),
-                ..
-            } => err.kind() == std::io::ErrorKind::NotFound,
-            _ => false,
-        }
     }
 }
 
@@ -83,6 +79,10 @@ pub fn answer(snapshot: &Snapshot, name: &str, max_file_bytes: u64) -> Answer {
     match resolve::resolve(snapshot, name) {
         Resolution::Found(skill) => match parse::read_skill_file(&skill.file, max_file_bytes) {
             Ok(content) => Answer::Loaded(render::loading(skill, &content)),
+            Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+                tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
+                not_found(snapshot, name, Some(&skill.name))
+            }
             Err(error) => {
                 tracing::warn!(skill = %skill.name, file = %skill.file.display(), "cannot read SKILL.md: {error}");
                 Answer::Unreadable {
@@ -92,14 +92,20 @@ pub fn answer(snapshot: &Snapshot, name: &str, max_file_bytes: u64) -> Answer {
             }
         },
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => {
-            let suggestions = resolve::suggest(snapshot, name, MAX_SUGGESTIONS);
-            Answer::NotFound(render::not_found(
-                name,
-                &suggestions,
-                snapshot.skills().len(),
-            ))
-        }
+        Resolution::NotFound => not_found(snapshot, name, None),
+    }
+}
+
+/// "Not found" with suggestions; `vanished` names the skill whose file is gone
+/// (it is not suggested).
+fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
+    let mut suggestions = resolve::suggest(snapshot, name, MAX_SUGGESTIONS + 1);
+    suggestions.retain(|s| Some(s.name.as_str()) != vanished);
+    suggestions.truncate(MAX_SUGGESTIONS);
+    let total = snapshot.skills().len() - usize::from(vanished.is_some());
+    Answer::NotFound {
+        text: render::not_found(name, &suggestions, total),
+        vanished: vanished.is_some(),
     }
 }
 
@@ -166,18 +172,21 @@ impl Registry {
         self.description_version.subscribe()
     }
 
-    /// Answers a `skill` call. A miss (or a skill whose file vanished) rescans
-    /// once, rate-limited, and answers from the new snapshot.
+    /// Answers a `skill` call. A miss rescans once (rate-limited) and answers
+    /// from the new snapshot; a skill whose file vanished always does. Any
+    /// other unreadable file answers at once and refreshes in the background.
     pub async fn call(self: &Arc<Self>, name: &str) -> Answer {
         let first = self.answer_now(name).await;
-        if !first.is_stale() {
-            return first;
-        }
-        let vanished = !matches!(first, Answer::NotFound(_));
-        // A vanished file always refreshes; a plain miss only when no miss
-        // rescan ran within the last second.
-        if !vanished && !self.claim_miss_rescan() {
-            return first;
+        match &first {
+            Answer::NotFound { vanished: true, .. } => {}
+            Answer::NotFound {
+                vanished: false, ..
+            } if self.claim_miss_rescan() => {}
+            Answer::Unreadable { .. } => {
+                self.request_refresh();
+                return first;
+            }
+            _ => return first,
         }
         self.refresh_and_wait().await;
         self.answer_now(name).await
@@ -186,10 +195,17 @@ impl Registry {
     async fn answer_now(self: &Arc<Self>, name: &str) -> Answer {
         let loaded = self.current();
         let max = self.config.max_file_bytes;
-        let name = name.to_owned();
-        tokio::task::spawn_blocking(move || answer(&loaded.snapshot, &name, max))
-            .await
-            .expect("answering a call does not panic")
+        let query = name.to_owned();
+        let reading = tokio::task::spawn_blocking(move || answer(&loaded.snapshot, &query, max));
+        // A panic while answering must cost one call, not the server.
+        reading.await.unwrap_or_else(|err| {
+            tracing::error!("answering a call for '{name}' failed: {err}");
+            let error = ReadError::Io(std::io::Error::other("internal error"));
+            Answer::Unreadable {
+                text: render::unreadable(name, "internal error"),
+                error,
+            }
+        })
     }
 
     fn claim_miss_rescan(&self) -> bool {
@@ -263,15 +279,96 @@ impl Registry {
         }));
         let current = self.current.load();
         let changed = previous.description != current.description;
-        tracing::debug!(
-            skills = current.snapshot.skills().len(),
-            files_parsed = current.snapshot.files_parsed,
-            changed,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
-            "refresh finished"
-        );
+        let delta = Delta::between(&previous.snapshot, &current.snapshot);
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
+            match diagnostic.severity {
+                Severity::Error | Severity::Warning => tracing::warn!("{diagnostic}"),
+                Severity::Note => tracing::debug!("{diagnostic}"),
+            }
+        }
+        if changed || !delta.is_empty() {
+            tracing::info!(
+                "refresh: {} skills (+{} added, -{} removed, ~{} changed) in {elapsed_ms:.1} ms",
+                current.snapshot.skills().len(),
+                delta.added,
+                delta.removed,
+                delta.changed,
+            );
+        } else {
+            tracing::debug!(
+                "refresh: no change ({} skills, {} files parsed) in {elapsed_ms:.1} ms",
+                current.snapshot.skills().len(),
+                current.snapshot.files_parsed,
+            );
+        }
         if changed {
             self.description_version.send_modify(|v| *v += 1);
         }
     }
+
+    /// A receiver that sees the number of every finished refresh.
+    pub fn refreshes(&self) -> watch::Receiver<u64> {
+        self.finished.subscribe()
+    }
+
+    /// Refreshes every `every` until the returned task is aborted. Missed ticks
+    /// (a refresh slower than the interval) are skipped, not bunched up.
+    pub fn spawn_interval(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
+        let registry = Arc::clone(self);
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now() + every;
+            let mut ticks = tokio::time::interval_at(start, every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                ticks.tick().await;
+                registry.request_refresh();
+            }
+        })
+    }
+}
+
+/// How the served skills differ between two snapshots.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Delta {
+    added: usize,
+    removed: usize,
+    /// Same name, but another file or other frontmatter.
+    changed: usize,
+}
+
+impl Delta {
+    fn between(old: &Snapshot, new: &Snapshot) -> Delta {
+        let mut delta = Delta::default();
+        for skill in new.skills() {
+            match old.by_name(&skill.name.to_lowercase()) {
+                None => delta.added += 1,
+                Some(before) => {
+                    // A touched but unchanged file is re-parsed into an equal value.
+                    if before.file != skill.file || before.parsed != skill.parsed {
+                        delta.changed += 1;
+                    }
+                }
+            }
+        }
+        delta.removed = old
+            .skills()
+            .iter()
+            .filter(|s| new.by_name(&s.name.to_lowercase()).is_none())
+            .count();
+        delta
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Delta::default()
+    }
+}
+
+/// Diagnostics of `new` that `old` did not have: a refresh logs only these.
+fn new_diagnostics<'a>(old: &Snapshot, new: &'a Snapshot) -> Vec<&'a Diagnostic> {
+    let seen: HashSet<&Diagnostic> = old.diagnostics.iter().collect();
+    new.diagnostics
+        .iter()
+        .filter(|d| !seen.contains(d))
+        .collect()
 }

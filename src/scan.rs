@@ -72,6 +72,21 @@ pub struct Scan {
     pub per_root: Vec<usize>,
     /// SKILL.md files opened and parsed (the rest came from the cache).
     pub files_parsed: usize,
+    /// The directories the scan looked at, for the file watcher.
+    pub dirs: Dirs,
+}
+
+/// The directories one scan looked at. Watching exactly these (each without
+/// recursion) sees every change that can alter the result, and nothing in
+/// `node_modules`, hidden folders or a skill's own sub-folders.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// Directories whose entries were listed: roots and the folders between a
+    /// root and its skills. Any change in them may add or remove a skill.
+    pub listed: Vec<PathBuf>,
+    /// Skill folders (including ones with a broken `SKILL.md`): only their
+    /// `SKILL.md` matters.
+    pub skills: Vec<PathBuf>,
 }
 
 /// Parsed frontmatter (or the reason it failed) by path, valid while the
@@ -89,13 +104,11 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
     let mut next_cache = HashMap::with_capacity(cache.entries.len());
     for (index, root) in roots.iter().enumerate() {
         let mut hits = Vec::new();
-        walk(
-            root,
-            &mut hits,
-            &mut out.diagnostics,
-            &mut out.missing_roots,
-        );
+        walk(root, &mut hits, &mut out);
         let before = out.skills.len();
+        out.dirs
+            .skills
+            .extend(hits.iter().map(|hit| hit.dir.clone()));
         for hit in hits {
             // The same target reached through another path (a symlink into
             // another root, say) is loaded once, at its first (highest) place.
@@ -223,13 +236,10 @@ struct Frame {
     ancestors: Vec<FileId>,
 }
 
-/// Walks one root, appending the skills it holds to `hits`.
-fn walk(
-    root: &Root,
-    hits: &mut Vec<Hit>,
-    diagnostics: &mut Vec<Diagnostic>,
-    missing: &mut Vec<PathBuf>,
-) {
+/// Walks one root, appending the skills it holds to `hits` and what it saw to
+/// `out` (diagnostics, missing roots, directories).
+fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
+    let diagnostics = &mut out.diagnostics;
     let meta = match fs::metadata(&root.path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -249,7 +259,7 @@ fn walk(
                     .at(&root.path),
                 );
             }
-            missing.push(root.path.clone());
+            out.missing_roots.push(root.path.clone());
             return;
         }
         Err(err) => {
@@ -292,6 +302,7 @@ fn walk(
             }
             Probe::Broken(diagnostic) => {
                 diagnostics.push(diagnostic);
+                out.dirs.skills.push(root.path.clone());
                 return;
             }
             Probe::NotSkill if root.layout == Layout::Skill => {
@@ -329,6 +340,7 @@ fn walk(
             break;
         }
         dirs_read += 1;
+        out.dirs.listed.push(frame.path.clone());
         let children = match read_children(&frame, diagnostics) {
             Ok(children) => children,
             Err(err) => {
@@ -356,7 +368,10 @@ fn walk(
                     file,
                     stamp,
                 }),
-                Probe::Broken(diagnostic) => diagnostics.push(diagnostic),
+                Probe::Broken(diagnostic) => {
+                    diagnostics.push(diagnostic);
+                    out.dirs.skills.push(path);
+                }
                 Probe::NotSkill if depth < MAX_DEPTH => {
                     let mut ancestors = frame.ancestors.clone();
                     ancestors.push(id);

@@ -14,13 +14,14 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::config::{Config, ServeOptions};
 use crate::diagnostic::Severity;
 use crate::registry::Registry;
 use crate::render;
+use crate::watch;
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -198,7 +199,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         registry = tokio::task::spawn_blocking(move || Registry::new(config, budget)) => Arc::new(registry?),
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
-    log_startup(&registry, started.elapsed());
+    log_startup(&registry, &options, started.elapsed());
 
     let server = SkillServer::new(Arc::clone(&registry));
     let running = tokio::select! {
@@ -209,6 +210,15 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         },
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
+    let mut background = vec![notify_changes(&registry, running.peer().clone())];
+    if let Some(every) = options.refresh_interval {
+        background.push(registry.spawn_interval(every));
+    }
+    if options.watch {
+        let registry = Arc::clone(&registry);
+        background.push(tokio::spawn(watch::run(registry, options.refresh_interval)));
+    }
+
     let token = running.cancellation_token();
     let signal = tokio::spawn(async move {
         let signal = shutdown.await;
@@ -216,6 +226,9 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         signal
     });
     running.waiting().await?;
+    for task in background {
+        task.abort();
+    }
     Ok(if signal.is_finished() {
         Stop::Signal(signal.await.unwrap_or("signal"))
     } else {
@@ -223,7 +236,21 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     })
 }
 
-fn log_startup(registry: &Registry, elapsed: std::time::Duration) {
+/// Sends `notifications/tools/list_changed` whenever the description changes.
+/// A client that has gone away makes sending fail; that is not an error.
+fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) -> tokio::task::JoinHandle<()> {
+    let mut changes = registry.description_changes();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            match peer.notify_tool_list_changed().await {
+                Ok(()) => tracing::debug!("sent notifications/tools/list_changed"),
+                Err(err) => tracing::debug!("could not send tools/list_changed: {err}"),
+            }
+        }
+    })
+}
+
+fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::Duration) {
     let loaded = registry.current();
     let snapshot = &loaded.snapshot;
     for diagnostic in &snapshot.diagnostics {
@@ -260,6 +287,18 @@ fn log_startup(registry: &Registry, elapsed: std::time::Duration) {
             ""
         } else {
             "; run `skillserve check` for details"
+        },
+    );
+    tracing::info!(
+        "refresh: {}; file watching: {}",
+        match options.refresh_interval {
+            Some(every) => format!("every {} s", every.as_secs()),
+            None => "off".to_owned(),
+        },
+        if options.watch {
+            "on"
+        } else {
+            "off (--no-watch)"
         },
     );
     for (root, count) in snapshot.roots.iter().zip(&snapshot.per_root) {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::parse::Parsed;
 use crate::roots::{Plugin, Root, Source};
-use crate::scan::{Scan, folder_name};
+use crate::scan::{Dirs, Scan, folder_name};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -76,6 +76,8 @@ pub struct Snapshot {
     pub per_root: Vec<usize>,
     /// SKILL.md files the scan opened (the rest came from the cache).
     pub files_parsed: usize,
+    /// The directories the scan looked at (what the watcher watches).
+    pub dirs: Dirs,
 }
 
 impl Snapshot {
@@ -87,6 +89,7 @@ impl Snapshot {
             missing_roots,
             per_root,
             files_parsed,
+            dirs,
         } = scan;
 
         let mut winners: Vec<Skill> = Vec::with_capacity(found.len());
@@ -143,6 +146,7 @@ impl Snapshot {
             missing_roots,
             per_root,
             files_parsed,
+            dirs,
         }
     }
 

@@ -1,0 +1,341 @@
+//! File watching: turn file-system events into refreshes (design §6).
+//!
+//! Rather than watching whole trees recursively (which would follow
+//! `node_modules`, hidden folders and every skill's own files into the inotify
+//! limit), the watcher watches, each without recursion, exactly what the last
+//! scan looked at:
+//!
+//! - every directory it listed (roots and the folders leading to skills): any
+//!   change there may add or remove a skill;
+//! - every skill folder, for changes to its `SKILL.md`;
+//! - for a root that does not exist yet, its nearest existing ancestor, for the
+//!   path appearing (never recursively, so a home directory costs one watch);
+//! - the folders of the plugin manifest and settings files, for those files.
+//!
+//! After every refresh the watch set is brought in line with the new snapshot,
+//! so a root created after start-up is watched from then on. Bursts of events
+//! are debounced into one refresh. If the watcher cannot be set up (inotify
+//! limits, say), skillserve logs it and relies on the interval.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::plugins;
+use crate::registry::Registry;
+use crate::snapshot::Snapshot;
+
+/// Quiet time that ends a burst of events.
+pub const DEBOUNCE: Duration = Duration::from_millis(200);
+/// A burst that never goes quiet still refreshes this often.
+const MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// Which events in a watched directory matter.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Interest {
+    /// Any entry (a listed directory).
+    any: bool,
+    /// Entries with these names (`SKILL.md` in a skill folder, a settings file).
+    names: HashSet<String>,
+    /// Paths below the directory that do not exist yet; an event on any
+    /// ancestor of one of them (or on it) matters.
+    toward: HashSet<PathBuf>,
+}
+
+/// The directories to watch and what matters in each.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    dirs: HashMap<PathBuf, Interest>,
+}
+
+impl Plan {
+    /// The plan for `snapshot`, plus the plugin files in `extra_files`.
+    pub fn new(snapshot: &Snapshot, extra_files: &[PathBuf]) -> Plan {
+        let mut plan = Plan::default();
+        for dir in &snapshot.dirs.listed {
+            plan.entry(dir).any = true;
+        }
+        for dir in &snapshot.dirs.skills {
+            let names = &mut plan.entry(dir).names;
+            names.insert("SKILL.md".into());
+            names.insert("skill.md".into());
+        }
+        for missing in &snapshot.missing_roots {
+            plan.toward(missing);
+        }
+        for file in extra_files {
+            let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+                continue;
+            };
+            if dir.is_dir() {
+                plan.entry(dir)
+                    .names
+                    .insert(name.to_string_lossy().into_owned());
+            } else {
+                plan.toward(file);
+            }
+        }
+        plan
+    }
+
+    fn entry(&mut self, dir: &Path) -> &mut Interest {
+        self.dirs.entry(dir.to_path_buf()).or_default()
+    }
+
+    /// Watch the nearest existing ancestor of `missing` for it to appear.
+    fn toward(&mut self, missing: &Path) {
+        if let Some(existing) = missing.ancestors().skip(1).find(|a| a.is_dir()) {
+            self.entry(existing).toward.insert(missing.to_path_buf());
+        }
+    }
+
+    /// The directories to watch.
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.keys().map(PathBuf::as_path)
+    }
+
+    /// Whether `event` can change what a scan finds.
+    pub fn is_relevant(&self, event: &notify::Event) -> bool {
+        if matches!(event.kind, EventKind::Access(_)) {
+            // Reads, including our own: every call opens a SKILL.md.
+            return false;
+        }
+        if event.need_rescan() {
+            return true;
+        }
+        event.paths.iter().any(|path| self.path_matters(path))
+    }
+
+    fn path_matters(&self, path: &Path) -> bool {
+        // An event about a watched directory itself (deleted, moved).
+        if self.dirs.contains_key(path) {
+            return true;
+        }
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        let Some(interest) = self.dirs.get(parent) else {
+            return false;
+        };
+        interest.any
+            || interest.names.contains(name.to_string_lossy().as_ref())
+            || interest
+                .toward
+                .iter()
+                .any(|missing| missing.starts_with(path))
+    }
+}
+
+/// Watches for changes and asks `registry` for refreshes until the task is
+/// aborted. Returns early (after logging why) if no watcher can be created.
+pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
+    let (events, mut incoming) = mpsc::unbounded_channel();
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let _ = events.send(event);
+    });
+    let watcher = match watcher {
+        Ok(watcher) => Arc::new(Mutex::new(watcher)),
+        Err(err) => {
+            tracing::warn!(
+                "file watching is unavailable ({err}); {}",
+                fallback(interval)
+            );
+            return;
+        }
+    };
+    let mut watched: HashSet<PathBuf> = HashSet::new();
+    let mut refreshes = registry.refreshes();
+    let (mut plan, _) = rearm(&registry, &watcher, &mut watched, interval).await;
+    tracing::info!("watching {} folders for changes", watched.len());
+    // Catch anything that changed between the start-up scan and now.
+    registry.request_refresh();
+
+    loop {
+        tokio::select! {
+            event = incoming.recv() => {
+                let Some(event) = event else { return };
+                let relevant = match &event {
+                    Ok(event) => plan.is_relevant(event),
+                    Err(err) => {
+                        tracing::debug!("watch error: {err}");
+                        true
+                    }
+                };
+                if !relevant {
+                    continue;
+                }
+                if let Ok(event) = &event {
+                    tracing::debug!(kind = ?event.kind, paths = ?event.paths, "change detected");
+                }
+                if !debounce(&mut incoming).await {
+                    return;
+                }
+                registry.request_refresh();
+            }
+            finished = refreshes.changed() => {
+                if finished.is_err() {
+                    return;
+                }
+                let (next, grew) = rearm(&registry, &watcher, &mut watched, interval).await;
+                plan = next;
+                // A folder created during the scan may have gained entries
+                // before it was watched: look once more (cheap, cached).
+                if grew {
+                    registry.request_refresh();
+                }
+            }
+        }
+    }
+}
+
+/// Waits until events stop for [`DEBOUNCE`] (at most [`MAX_DELAY`]). Returns
+/// false when the event channel closed.
+async fn debounce(incoming: &mut mpsc::UnboundedReceiver<notify::Result<notify::Event>>) -> bool {
+    let give_up = Instant::now() + MAX_DELAY;
+    loop {
+        let quiet_until = (Instant::now() + DEBOUNCE).min(give_up);
+        match tokio::time::timeout_at(quiet_until, incoming.recv()).await {
+            Ok(Some(_)) if Instant::now() < give_up => continue,
+            Ok(None) => return false,
+            _ => return true,
+        }
+    }
+}
+
+/// Brings the watch set in line with the current snapshot. Returns the new
+/// plan and whether directories (other than at start-up) were added.
+async fn rearm(
+    registry: &Arc<Registry>,
+    watcher: &Arc<Mutex<notify::RecommendedWatcher>>,
+    watched: &mut HashSet<PathBuf>,
+    interval: Option<Duration>,
+) -> (Plan, bool) {
+    let loaded = registry.current();
+    let files = plugins::config_files(registry.config());
+    let plan = Plan::new(&loaded.snapshot, &files);
+    let wanted: HashSet<PathBuf> = plan.dirs().map(Path::to_path_buf).collect();
+    let add: Vec<PathBuf> = wanted.difference(watched).cloned().collect();
+    let remove: Vec<PathBuf> = watched.difference(&wanted).cloned().collect();
+    if add.is_empty() && remove.is_empty() {
+        return (plan, false);
+    }
+    let first = watched.is_empty();
+    let watcher = Arc::clone(watcher);
+    let fallback = fallback(interval);
+    // Each (un)watch is a system call round trip through notify's thread:
+    // thousands of them belong on a blocking thread.
+    let added = tokio::task::spawn_blocking(move || {
+        let mut watcher = watcher.lock().unwrap();
+        for dir in &remove {
+            // The directory may be gone already, which removed the watch.
+            let _ = watcher.unwatch(dir);
+        }
+        let mut added = Vec::with_capacity(add.len());
+        let mut failures = 0;
+        for dir in add {
+            match watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                Ok(()) => added.push(dir),
+                Err(err) => {
+                    if failures == 0 {
+                        tracing::warn!("cannot watch {}: {err}; {fallback}", dir.display());
+                    }
+                    failures += 1;
+                }
+            }
+        }
+        if failures > 1 {
+            tracing::warn!("{failures} folders could not be watched; {fallback}");
+        }
+        (remove, added)
+    })
+    .await;
+    let Ok((removed, added)) = added else {
+        return (plan, false);
+    };
+    for dir in &removed {
+        watched.remove(dir);
+    }
+    let grew = !added.is_empty() && !first;
+    watched.extend(added);
+    (plan, grew)
+}
+
+fn fallback(interval: Option<Duration>) -> String {
+    match interval {
+        Some(every) => format!("changes are still picked up every {} s", every.as_secs()),
+        None => "changes are picked up only when a skill is not found (--refresh-interval is 0)"
+            .to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{AccessKind, CreateKind, ModifyKind};
+
+    fn event(kind: EventKind, path: &str) -> notify::Event {
+        notify::Event::new(kind).add_path(PathBuf::from(path))
+    }
+
+    fn plan() -> Plan {
+        let mut plan = Plan::default();
+        plan.entry(Path::new("/root")).any = true;
+        plan.entry(Path::new("/root/pdf"))
+            .names
+            .insert("SKILL.md".into());
+        plan.entry(Path::new("/home"))
+            .toward
+            .insert("/home/.claude/skills".into());
+        plan
+    }
+
+    #[test]
+    fn changes_in_listed_dirs_matter() {
+        assert!(plan().is_relevant(&event(EventKind::Create(CreateKind::Folder), "/root/new")));
+    }
+
+    #[test]
+    fn only_skill_md_matters_in_a_skill_folder() {
+        let plan = plan();
+        assert!(plan.is_relevant(&event(
+            EventKind::Modify(ModifyKind::Any),
+            "/root/pdf/SKILL.md"
+        )));
+        assert!(!plan.is_relevant(&event(
+            EventKind::Modify(ModifyKind::Any),
+            "/root/pdf/notes.txt"
+        )));
+    }
+
+    #[test]
+    fn reads_never_matter() {
+        let read = EventKind::Access(AccessKind::Open(notify::event::AccessMode::Read));
+        assert!(!plan().is_relevant(&event(read, "/root/pdf/SKILL.md")));
+    }
+
+    #[test]
+    fn ancestors_of_missing_roots_matter_other_siblings_do_not() {
+        let plan = plan();
+        assert!(plan.is_relevant(&event(
+            EventKind::Create(CreateKind::Folder),
+            "/home/.claude"
+        )));
+        assert!(!plan.is_relevant(&event(
+            EventKind::Modify(ModifyKind::Any),
+            "/home/.bash_history"
+        )));
+    }
+
+    #[test]
+    fn a_watched_directory_itself_matters() {
+        assert!(plan().is_relevant(&event(
+            EventKind::Remove(notify::event::RemoveKind::Folder),
+            "/root/pdf"
+        )));
+    }
+}

@@ -1,0 +1,353 @@
+//! Freshness: watching, the refresh interval, `tools/list_changed`, rescan on
+//! a miss, and correctness under concurrent change (design §6), through the
+//! real binary.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Fixture, Server, is_error, text};
+
+/// Long enough for a notification on a busy CI machine; only a hang guard.
+const NOTIFY_WITHIN: Duration = Duration::from_secs(10);
+
+fn skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nBody of {name}.\n")
+}
+
+/// An empty home and a `skills` folder with one skill.
+fn tree() -> Fixture {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write("skills/alpha/SKILL.md", &skill("alpha", "The first skill."));
+    fixture
+}
+
+async fn serve(fixture: &Fixture, extra: &[&str]) -> Server {
+    let mut args = vec!["--skills-dir", "skills", "--no-project", "--no-plugins"];
+    args.extend_from_slice(extra);
+    fixture.serve(&args).await
+}
+
+async fn notified(server: &mut Server, within: Duration) -> bool {
+    tokio::time::timeout(within, server.notifications.recv())
+        .await
+        .is_ok()
+}
+
+/// Drains notifications that are already queued or arrive within `settle`.
+async fn drain(server: &mut Server, settle: Duration) -> usize {
+    let mut count = 0;
+    while notified(server, settle).await {
+        count += 1;
+    }
+    count
+}
+
+async fn add_modify_delete(server: &mut Server, fixture: &Fixture) {
+    // Add.
+    fixture.write(
+        "skills/beta/SKILL.md",
+        &skill("beta", "Added while running."),
+    );
+    assert!(
+        notified(server, NOTIFY_WITHIN).await,
+        "list_changed after adding a skill"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("\n- beta: Added while running.")
+    );
+    assert!(text(&server.call("beta").await).starts_with("Loading: beta\n"));
+
+    // Modify the description.
+    drain(server, Duration::from_millis(300)).await;
+    fixture.write(
+        "skills/beta/SKILL.md",
+        &skill("beta", "Edited while running."),
+    );
+    assert!(
+        notified(server, NOTIFY_WITHIN).await,
+        "list_changed after editing a description"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("\n- beta: Edited while running.")
+    );
+    assert!(text(&server.call("beta").await).contains("description: Edited while running."));
+
+    // Delete.
+    drain(server, Duration::from_millis(300)).await;
+    std::fs::remove_dir_all(fixture.path("skills/beta")).unwrap();
+    assert!(
+        notified(server, NOTIFY_WITHIN).await,
+        "list_changed after deleting a skill"
+    );
+    assert!(!server.description().await.contains("beta"));
+    let gone = server.call("beta").await;
+    assert!(is_error(&gone) && text(&gone).starts_with("Skill 'beta' not found."));
+}
+
+#[tokio::test]
+async fn watching_sees_add_modify_delete_and_notifies() {
+    let fixture = tree();
+    let mut server = serve(&fixture, &["--refresh-interval", "0"]).await;
+    add_modify_delete(&mut server, &fixture).await;
+    let (status, stderr) = server.stop().await;
+    assert!(status.success());
+    assert!(
+        stderr.contains("refresh: every") || stderr.contains("refresh: off"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("file watching: on"), "{stderr}");
+    assert!(
+        stderr.contains("(+1 added, -0 removed, ~0 changed)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(+0 added, -1 removed, ~0 changed)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn polling_without_watching_sees_add_modify_delete() {
+    let fixture = tree();
+    let mut server = serve(&fixture, &["--no-watch", "--refresh-interval", "1"]).await;
+    add_modify_delete(&mut server, &fixture).await;
+    let (_, stderr) = server.stop().await;
+    assert!(
+        stderr.contains("refresh: every 1 s; file watching: off (--no-watch)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn idle_refreshes_and_a_touch_that_changes_nothing_send_no_notification() {
+    let fixture = tree();
+    let mut server = serve(&fixture, &["--refresh-interval", "1"]).await;
+    // Several idle intervals (and the watcher's start-up refresh).
+    assert!(!notified(&mut server, Duration::from_millis(3500)).await);
+    // A touch changes the modification time, not the description.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(fixture.path("skills/alpha/SKILL.md"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() + Duration::from_secs(5))
+        .unwrap();
+    drop(file);
+    assert!(!notified(&mut server, Duration::from_millis(2500)).await);
+    // The body changed but not the frontmatter: no notification, but calls
+    // see the new body at once (it is read at call time).
+    let path = fixture.path("skills/alpha/SKILL.md");
+    let edited = skill("alpha", "The first skill.").replace("Body of alpha.", "New body.");
+    std::fs::write(&path, edited).unwrap();
+    assert!(text(&server.call("alpha").await).ends_with("New body.\n"));
+    assert!(!notified(&mut server, Duration::from_millis(1500)).await);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_root_created_after_start_is_noticed() {
+    let fixture = tree();
+    let mut server = fixture
+        .serve(&["--no-project", "--no-plugins", "--refresh-interval", "0"])
+        .await;
+    assert!(
+        server
+            .description()
+            .await
+            .ends_with("(none yet: no SKILL.md files were found)")
+    );
+    // ~/.agents does not exist at start: its ancestor (the home) is watched.
+    std::fs::create_dir_all(fixture.path("home/.agents/skills/late")).unwrap();
+    std::fs::write(
+        fixture.path("home/.agents/skills/late/SKILL.md"),
+        skill("late", "Created after start-up."),
+    )
+    .unwrap();
+    assert!(
+        notified(&mut server, NOTIFY_WITHIN).await,
+        "list_changed for a new root"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("\n- late: Created after start-up.")
+    );
+
+    // Once the root exists it is watched itself: a second skill shows up too.
+    drain(&mut server, Duration::from_millis(300)).await;
+    fixture.write(
+        "home/.agents/skills/later/SKILL.md",
+        &skill("later", "Second."),
+    );
+    assert!(notified(&mut server, NOTIFY_WITHIN).await);
+    assert!(server.description().await.contains("\n- later: Second."));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_miss_rescans_even_with_refresh_and_watch_off_and_is_rate_limited() {
+    let fixture = tree();
+    let server = serve(&fixture, &["--no-watch", "--refresh-interval", "0"]).await;
+    fixture.write(
+        "skills/fresh/SKILL.md",
+        &skill("fresh", "Added without any watcher."),
+    );
+    let result = server.call("fresh").await;
+    assert!(!is_error(&result), "{}", text(&result));
+    assert!(text(&result).starts_with("Loading: fresh\n"));
+
+    // A second miss within a second answers from the current snapshot.
+    fixture.write("skills/second/SKILL.md", &skill("second", "Too soon."));
+    let started = Instant::now();
+    let miss = server.call("second").await;
+    if started.elapsed() < Duration::from_millis(900) {
+        assert!(
+            is_error(&miss),
+            "rate-limited: no rescan within a second of the last"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(text(&server.call("second").await).starts_with("Loading: second\n"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_storm_of_changes_never_breaks_concurrent_calls() {
+    let fixture = tree();
+    for i in 0..20 {
+        fixture.write(
+            &format!("skills/stable-{i}/SKILL.md"),
+            &skill(&format!("stable-{i}"), "Never touched."),
+        );
+    }
+    let server = Arc::new(serve(&fixture, &["--refresh-interval", "1"]).await);
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let storm = {
+        let stop = Arc::clone(&stop);
+        let root = fixture.root().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut round = 0;
+            while !stop.load(Ordering::Relaxed) {
+                for i in 0..10 {
+                    let dir = root.join(format!("skills/churn-{i}"));
+                    if round % 2 == 0 {
+                        std::fs::create_dir_all(&dir).unwrap();
+                        std::fs::write(
+                            dir.join("SKILL.md"),
+                            skill(&format!("churn-{i}"), &format!("round {round}")),
+                        )
+                        .unwrap();
+                    } else {
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
+                }
+                // Edit the way editors save: write a temporary file, rename it over.
+                let temporary = root.join("skills/alpha/.SKILL.md.swp");
+                std::fs::write(&temporary, skill("alpha", &format!("rev {round}"))).unwrap();
+                std::fs::rename(&temporary, root.join("skills/alpha/SKILL.md")).unwrap();
+                round += 1;
+                std::thread::sleep(Duration::from_millis(15));
+            }
+            round
+        })
+    };
+
+    let mut clients = tokio::task::JoinSet::new();
+    for client in 0..8 {
+        let server = Arc::clone(&server);
+        let stop = Arc::clone(&stop);
+        let root = fixture.root().to_path_buf();
+        clients.spawn(async move {
+            let mut calls = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let stable = format!("stable-{}", (client + calls) % 20);
+                let result = server.call(&stable).await;
+                let expected = format!(
+                    "Loading: {stable}\nBase directory: {}\n\n{}",
+                    root.join("skills").join(&stable).display(),
+                    skill(&stable, "Never touched."),
+                );
+                assert_eq!(text(&result), expected);
+                let churn = format!("churn-{}", calls % 10);
+                let result = server.call(&churn).await;
+                let body = text(&result);
+                assert!(
+                    body.starts_with(&format!("Loading: {churn}\n"))
+                        || body.starts_with(&format!("Skill '{churn}' not found.")),
+                    "{churn}: {body}"
+                );
+                let alpha = server.call("alpha").await;
+                assert!(
+                    text(&alpha).starts_with("Loading: alpha\n"),
+                    "{}",
+                    text(&alpha)
+                );
+                calls += 1;
+            }
+            calls
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stop.store(true, Ordering::Relaxed);
+    let rounds = storm.await.unwrap();
+    let mut total = 0;
+    while let Some(calls) = clients.join_next().await {
+        total += calls.unwrap();
+    }
+    assert!(
+        rounds > 10 && total > 8,
+        "storm rounds {rounds}, call rounds {total}"
+    );
+    let server = Arc::into_inner(server).unwrap();
+    let (status, _) = server.stop().await;
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn sigterm_during_a_large_rescan_exits_zero_promptly() {
+    let fixture = tree();
+    for i in 0..3000 {
+        fixture.write(
+            &format!("skills/bulk-{i:04}/SKILL.md"),
+            &skill(&format!("bulk-{i:04}"), "Bulk."),
+        );
+    }
+    let server = serve(&fixture, &["--no-watch", "--refresh-interval", "0"]).await;
+    // Make every file look changed, so that the next rescan re-parses all of them.
+    let later = std::time::SystemTime::now() + Duration::from_secs(60);
+    for i in 0..3000 {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(fixture.path(&format!("skills/bulk-{i:04}/SKILL.md")))
+            .unwrap();
+        file.set_modified(later).unwrap();
+    }
+    // A miss starts the rescan; the signal arrives while it runs.
+    let client = server.client.peer().clone();
+    let call = tokio::spawn(async move {
+        client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("skill")
+                    .with_arguments(rmcp::object!({"name": "nope"})),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let started = Instant::now();
+    let (status, stderr) = server.signal(libc::SIGTERM).await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("received SIGTERM; exiting"), "{stderr}");
+    eprintln!("exited {:?} after SIGTERM", started.elapsed());
+    call.abort();
+}
