@@ -2,6 +2,7 @@
 //! people debugging their setup. They write to the given stream and return the
 //! exit code; they never log.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde_json::json;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
+use crate::lint;
 use crate::registry::{self, Answer};
 use crate::roots::Source;
 use crate::snapshot::{Skill, Snapshot};
@@ -111,7 +113,7 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
         "{:<width$}  {:<7}  {}",
         skill.name,
         skill.source.as_str(),
-        skill.dir.display()
+        printable(&skill.dir.display().to_string())
     )?;
     let description = skill.description();
     if !description.is_empty() {
@@ -134,6 +136,23 @@ fn cut(text: &str, max: usize) -> String {
         Some((end, _)) => format!("{}…", text[..end].trim_end()),
         None => text.to_owned(),
     }
+}
+
+/// `text` with control characters escaped, so that a hostile file name cannot
+/// drive the terminal (escape sequences, bells, carriage returns).
+fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -201,10 +220,16 @@ pub fn show(
     }
 }
 
-/// `skillserve check [--json]`: every diagnostic, grouped by file; exit 1 when
-/// there is an error.
-pub fn check(snapshot: &Snapshot, json: bool, out: &mut dyn Write) -> io::Result<ExitCode> {
-    let diagnostics = &snapshot.diagnostics;
+/// `skillserve check [--json]`: what the scan found plus the Agent Skills
+/// rules ([`lint`]), grouped by file; exit 1 when there is an error.
+pub fn check(
+    snapshot: &Snapshot,
+    max_file_bytes: u64,
+    json: bool,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    let mut diagnostics = snapshot.diagnostics.clone();
+    diagnostics.extend(lint::lint(snapshot, max_file_bytes));
     let count = |severity| {
         diagnostics
             .iter()
@@ -223,7 +248,7 @@ pub fn check(snapshot: &Snapshot, json: bool, out: &mut dyn Write) -> io::Result
     };
 
     let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
-    for diagnostic in diagnostics {
+    for diagnostic in &diagnostics {
         by_file
             .entry(&diagnostic.path)
             .or_default()
@@ -247,10 +272,16 @@ pub fn check(snapshot: &Snapshot, json: bool, out: &mut dyn Write) -> io::Result
     }
 
     for (path, list) in &by_file {
-        writeln!(out, "{}", path.display())?;
+        writeln!(out, "{}", printable(&path.display().to_string()))?;
         for d in list {
             let line = d.line.map(|l| format!(" line {l}")).unwrap_or_default();
-            writeln!(out, "  {}[{}]{line}: {}", d.severity, d.code, d.message)?;
+            writeln!(
+                out,
+                "  {}[{}]{line}: {}",
+                d.severity,
+                d.code,
+                printable(&d.message)
+            )?;
             if !d.hint.is_empty() {
                 writeln!(out, "    fix: {}", d.hint)?;
             }

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod exit_codes;
+pub mod lint;
 pub mod parse;
 pub mod plugins;
 pub mod registry;

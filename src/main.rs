@@ -62,7 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Check { json }) => {
             let snapshot = registry::load(&config, &mut Cache::default());
-            commands::check(&snapshot, *json, &mut out)?
+            commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
         }
     };
     out.flush()?;

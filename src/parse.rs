@@ -312,6 +312,7 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         }
     };
 
+    let mut structured = false;
     let description = match fields.get("description").map(scalar) {
         Some(Scalar::Text(text)) => one_line(&text),
         Some(Scalar::Structured) => {
@@ -320,6 +321,7 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
                 "`description` is a list or map, not a string; using the first paragraph",
                 "write the description as one string",
             ));
+            structured = true;
             String::new()
         }
         None | Some(Scalar::Null) => String::new(),
@@ -329,14 +331,14 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
             return Step::NeedMore;
         }
         let fallback = first_paragraph(body);
-        // Without frontmatter, `frontmatter-missing` already says this.
-        if has_frontmatter {
+        // `frontmatter-missing` or `description-not-text` already said so.
+        if has_frontmatter && !structured {
             findings.push(Finding::warning(
                 "description-missing",
                 if fallback.is_empty() {
-                    "no `description`, and no paragraph in the body to use instead"
+                    "no `description` (the spec requires one), and no paragraph in the body to use instead"
                 } else {
-                    "no `description`; using the first paragraph of the body"
+                    "no `description` (the spec requires one); using the first paragraph of the body"
                 },
                 "add a `description` that says what the skill does and when to use it",
             ));
@@ -356,7 +358,7 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
 
 fn name_fallback(what: &str) -> Finding {
     Finding::warning(
-        "name-invalid",
+        "name-fallback",
         format!("{what}; using the folder name"),
         "set `name` to the skill's name, e.g. `name: pdf-tools`",
     )
@@ -465,14 +467,16 @@ fn scalar(value: &Value) -> Scalar {
     }
 }
 
-/// Collapses every run of whitespace (including line breaks) to one space.
+/// Collapses every run of whitespace (including line breaks) to one space and
+/// drops other control characters, which have no business in a one-line text
+/// that ends up in a terminal or a model's context.
 pub fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(word);
+        out.extend(word.chars().filter(|c| !c.is_control()));
     }
     out
 }
@@ -630,7 +634,7 @@ mod tests {
     fn structured_name_falls_back_with_a_warning() {
         let p = parse("---\nname: [a, b]\ndescription: d\n---\n");
         assert_eq!(p.name, "folder");
-        assert_eq!(p.findings[0].code, "name-invalid");
+        assert_eq!(p.findings[0].code, "name-fallback");
     }
 
     #[test]
@@ -701,6 +705,20 @@ mod tests {
     fn control_characters_in_name_fall_back() {
         let p = parse("---\nname: \"a\\u0007b\"\ndescription: d\n---\n");
         assert_eq!(p.name, "folder");
+    }
+
+    #[test]
+    fn control_characters_are_dropped_from_descriptions() {
+        let p = parse("---\nname: x\ndescription: \"red \\e[31mtext\\u0007\"\n---\n");
+        assert_eq!(p.description, "red [31mtext");
+    }
+
+    #[test]
+    fn structured_description_warns_once() {
+        let p = parse("---\nname: x\ndescription: [a]\n---\nBody.\n");
+        assert_eq!(p.description, "Body.");
+        assert_eq!(p.findings.len(), 1);
+        assert_eq!(p.findings[0].code, "description-not-text");
     }
 
     #[test]

@@ -193,6 +193,9 @@ fn probe(dir: &Path) -> Probe {
             Err(err) if is_loop(&err) => {
                 return Probe::Broken(symlink_loop().at(file));
             }
+            Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
+                return Probe::Broken(unlistable(&err).at(dir));
+            }
             Err(err) => {
                 return Probe::Broken(
                     Finding::error(
@@ -326,7 +329,7 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
         ancestors: vec![file_id(&meta)],
     }];
     let mut dirs_read = 0;
-    let mut not_descended = 0;
+    let mut not_descended: Vec<PathBuf> = Vec::new();
     while let Some(frame) = stack.pop() {
         if dirs_read == MAX_DIRS {
             diagnostics.push(
@@ -341,19 +344,8 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
         }
         dirs_read += 1;
         out.dirs.listed.push(frame.path.clone());
-        let children = match read_children(&frame, diagnostics) {
-            Ok(children) => children,
-            Err(err) => {
-                diagnostics.push(
-                    Finding::warning(
-                        "dir-unreadable",
-                        format!("cannot list this folder: {err}"),
-                        "check its permissions",
-                    )
-                    .at(&frame.path),
-                );
-                continue;
-            }
+        let Some(children) = list(&frame, diagnostics) else {
+            continue;
         };
         let depth = frame.depth + 1;
         let mut deeper = Vec::new();
@@ -381,24 +373,60 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
                         ancestors,
                     });
                 }
-                Probe::NotSkill => not_descended += 1,
+                Probe::NotSkill => not_descended.push(path),
             }
         }
         // Reversed so that popping the stack visits folders in name order.
         stack.extend(deeper.into_iter().rev());
     }
-    if not_descended > 0 {
+    // Folders at the depth limit without a SKILL.md may hide deeper skills:
+    // name them, so that a skill nested too deeply is not a mystery.
+    for (index, dir) in not_descended.iter().enumerate() {
+        if index == 3 {
+            diagnostics.push(
+                Finding::note(
+                    "depth-limit",
+                    format!(
+                        "{} more folders {MAX_DEPTH} levels down were not searched deeper",
+                        not_descended.len() - 3
+                    ),
+                    format!(
+                        "keep skill folders at most {MAX_DEPTH} levels below the skills folder"
+                    ),
+                )
+                .at(&root.path),
+            );
+            break;
+        }
         diagnostics.push(
             Finding::note(
                 "depth-limit",
-                format!(
-                    "{not_descended} folder(s) {MAX_DEPTH} levels down hold no SKILL.md and were not searched deeper"
-                ),
+                format!("this folder is {MAX_DEPTH} levels down and holds no SKILL.md; folders below it are not searched"),
                 format!("keep skill folders at most {MAX_DEPTH} levels below the skills folder"),
             )
-            .at(&root.path),
+            .at(dir),
         );
     }
+}
+
+/// The sub-directories of `frame`, or `None` (with a diagnostic) when the
+/// folder cannot be listed: the walk goes on with the rest of the root.
+fn list(frame: &Frame, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<(PathBuf, FileId)>> {
+    match read_children(frame, diagnostics) {
+        Ok(children) => Some(children),
+        Err(err) => {
+            diagnostics.push(unlistable(&err).at(&frame.path));
+            None
+        }
+    }
+}
+
+fn unlistable(err: &io::Error) -> Finding {
+    Finding::warning(
+        "dir-unreadable",
+        format!("cannot look inside this folder: {err}"),
+        "check its permissions (skillserve needs to read and enter it)",
+    )
 }
 
 /// The sub-directories of `frame` worth visiting, sorted by name, each with
@@ -475,4 +503,63 @@ fn file_id(_meta: &Metadata) -> FileId {
 #[cfg(not(unix))]
 fn entry_id(_entry: &fs::DirEntry, _parent_dev: u64) -> FileId {
     (0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tests run as root here, where permissions cannot make a folder
+    /// unlistable; a path that is not a directory fails the same call.
+    #[test]
+    fn an_unlistable_folder_is_a_diagnostic_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        let frame = Frame {
+            path: file.clone(),
+            depth: 1,
+            ancestors: vec![(0, 0)],
+        };
+        let mut diagnostics = Vec::new();
+        assert!(list(&frame, &mut diagnostics).is_none());
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, "dir-unreadable");
+        assert_eq!(diagnostics[0].path, file);
+    }
+
+    #[test]
+    fn walk_order_is_by_name_and_skips_hidden_and_node_modules() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b", "a", "c/inner", ".hidden/x", "node_modules/y"] {
+            let skill = dir.path().join(name);
+            std::fs::create_dir_all(&skill).unwrap();
+            std::fs::write(skill.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+        }
+        let root = Root::new(dir.path().to_path_buf(), Source::User, Layout::Folders);
+        let scan = scan(&[root], 1 << 20, &mut Cache::default());
+        let names: Vec<&str> = scan.skills.iter().map(|f| f.parsed.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "inner"]);
+        assert_eq!(scan.files_parsed, 3);
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_rescanned_without_opening_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("s");
+        std::fs::create_dir(&skill).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+        let roots = [Root::new(
+            dir.path().to_path_buf(),
+            Source::User,
+            Layout::Folders,
+        )];
+        let mut cache = Cache::default();
+        assert_eq!(scan(&roots, 1 << 20, &mut cache).files_parsed, 1);
+        assert_eq!(scan(&roots, 1 << 20, &mut cache).files_parsed, 0);
+        std::fs::write(skill.join("SKILL.md"), "---\ndescription: changed\n---\n").unwrap();
+        let again = scan(&roots, 1 << 20, &mut cache);
+        assert_eq!(again.files_parsed, 1);
+        assert_eq!(again.skills[0].parsed.description, "changed");
+    }
 }

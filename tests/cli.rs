@@ -224,9 +224,19 @@ fn check_json_has_the_same_findings() {
 #[test]
 fn check_reports_shadowing_and_is_clear_on_a_clean_tree() {
     let fixture = Fixture::new();
-    let out = fixture.run(&args(&["check"], ONLY_CUSTOM));
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(out.stdout, "No problems found (6 skills served).\n");
+    let out = fixture.run(&[
+        "check",
+        "--skills-dir",
+        "custom/code-fences",
+        "--skills-dir",
+        "custom/crlf-skill",
+        "--skills-dir",
+        "custom/canvas-design",
+        "--no-user",
+        "--no-project",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stdout);
+    assert_eq!(out.stdout, "No problems found (3 skills served).\n");
 
     let out = fixture.run(&[
         "check",
@@ -238,8 +248,8 @@ fn check_reports_shadowing_and_is_clear_on_a_clean_tree() {
     ]);
     assert_eq!(
         out.status.code(),
-        Some(0),
-        "shadowing is a warning, not an error"
+        Some(1),
+        "`Shared-Name` breaks the spec's name rules"
     );
     let stdout = fixture.anonymize(&out.stdout);
     assert!(stdout.contains(

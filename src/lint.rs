@@ -1,0 +1,261 @@
+//! The Agent Skills rules (agentskills.io), for `skillserve check`.
+//!
+//! The server is lenient: it serves whatever it can. `check` is strict: on top of
+//! what the scan found, it holds every skill to the specification that other
+//! clients (and `skills-ref validate`) enforce, and reads each file in full to
+//! catch what the start-up scan does not read (a bad byte deep in the body).
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::parse;
+use crate::snapshot::{Skill, Snapshot};
+
+/// Longest `name` the specification allows.
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest `description` the specification allows.
+pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// Longest `compatibility` the specification allows.
+pub const MAX_COMPATIBILITY_CHARS: usize = 500;
+/// Body length the specification recommends staying under.
+pub const RECOMMENDED_MAX_LINES: usize = 500;
+
+/// Top-level frontmatter keys the specification defines.
+const SPEC_KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// Keys Claude Code reads on top of the specification.
+const CLAUDE_CODE_KEYS: [&str; 6] = [
+    "when_to_use",
+    "argument-hint",
+    "disable-model-invocation",
+    "user-invocable",
+    "model",
+    "version",
+];
+
+/// Findings about every skill in `snapshot`, served or shadowed.
+pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
+    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
+    let mut out = Vec::new();
+    for skill in snapshot.skills().iter().chain(shadowed) {
+        out.extend(
+            lint_skill(skill, max_file_bytes)
+                .into_iter()
+                .map(|f| f.at(&skill.file)),
+        );
+    }
+    out
+}
+
+fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let fields = &skill.parsed.fields;
+    let has_frontmatter = !skill
+        .parsed
+        .findings
+        .iter()
+        .any(|f| f.code == "frontmatter-missing");
+
+    // A single-skill plugin's folder is its version folder (`1.0.0`).
+    let own_folder = match &skill.plugin {
+        Some(plugin) if plugin.install_path == skill.dir => None,
+        _ => Some(skill.folder()),
+    };
+    // After a fallback to the folder name, `name-fallback` has said enough.
+    let fell_back = skill
+        .parsed
+        .findings
+        .iter()
+        .any(|f| f.code == "name-fallback");
+    match fields.get("name") {
+        _ if fell_back => {}
+        None | Some(Value::Null) if has_frontmatter => out.push(Finding::warning(
+            "name-missing",
+            format!(
+                "no `name` (the spec requires one); the folder name '{}' is used",
+                skill.folder()
+            ),
+            format!("add `name: {}`", skill.folder()),
+        )),
+        Some(Value::String(name)) => out.extend(name_rules(name, own_folder.as_deref())),
+        Some(Value::Number(n)) => out.extend(name_rules(&n.to_string(), own_folder.as_deref())),
+        _ => {}
+    }
+
+    let description = fields
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let chars = description.trim().chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        out.push(Finding::error(
+            "description-too-long",
+            format!("`description` has {chars} characters; the spec allows at most {MAX_DESCRIPTION_CHARS}"),
+            "keep it to what the skill does and when to use it; move detail into the body",
+        ));
+    }
+
+    match fields.get("compatibility") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) if text.chars().count() <= MAX_COMPATIBILITY_CHARS => {}
+        Some(Value::String(text)) => out.push(Finding::error(
+            "compatibility-too-long",
+            format!(
+                "`compatibility` has {} characters; the spec allows at most {MAX_COMPATIBILITY_CHARS}",
+                text.chars().count()
+            ),
+            "shorten it to the environment requirements",
+        )),
+        Some(_) => out.push(Finding::error(
+            "compatibility-invalid",
+            "`compatibility` must be a string",
+            "write it as one line of text, e.g. `compatibility: Requires Python 3.11`",
+        )),
+    }
+
+    match fields.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) if map.values().all(Value::is_string) => {}
+        Some(_) => out.push(Finding::error(
+            "metadata-invalid",
+            "`metadata` must map keys to strings",
+            "quote every value, e.g. `metadata:` then `  version: \"1.0\"`",
+        )),
+    }
+
+    for key in ["license", "allowed-tools"] {
+        if let Some(value) = fields.get(key)
+            && !value.is_string()
+            && !value.is_null()
+        {
+            out.push(Finding::warning(
+                "field-not-text",
+                format!("`{key}` should be a string"),
+                format!("write `{key}` as one line of text"),
+            ));
+        }
+    }
+
+    for key in fields.keys() {
+        if SPEC_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let hint = if CLAUDE_CODE_KEYS.contains(&key.as_str()) {
+            "Claude Code reads it; strict validators such as skills-ref reject it"
+        } else {
+            "clients ignore it; strict validators such as skills-ref reject it; `metadata` is the place for extra data"
+        };
+        out.push(Finding::note(
+            "unknown-field",
+            format!("`{key}` is not a field of the Agent Skills spec"),
+            hint,
+        ));
+    }
+
+    // The scan read only the frontmatter; read everything once.
+    match parse::read_skill_file(&skill.file, max_file_bytes) {
+        Ok(text) => {
+            let lines = text.lines().count();
+            if lines > RECOMMENDED_MAX_LINES {
+                out.push(Finding::note(
+                    "long-file",
+                    format!("SKILL.md has {lines} lines; the spec recommends under {RECOMMENDED_MAX_LINES}"),
+                    "move details into references/ files the skill points to",
+                ));
+            }
+        }
+        Err(err) => out.push(err.finding()),
+    }
+    out
+}
+
+/// The specification's rules for `name`, given the skill folder's name (or
+/// `None` when the skill has no folder of its own, as in a single-skill plugin).
+///
+/// A namespaced name (`team:lint`, the Claude Code plugin convention, design §2)
+/// is held to the rules part by part, and its short name to the folder.
+fn name_rules(name: &str, folder: Option<&str>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let fix = "use 1-64 lowercase letters, digits and single hyphens, e.g. `pdf-tools`";
+    for part in name.split(':') {
+        let chars = part.chars().count();
+        if chars == 0 || chars > MAX_NAME_CHARS {
+            out.push(Finding::error(
+                "name-length",
+                format!("`name` has {chars} characters; the spec allows 1 to {MAX_NAME_CHARS}"),
+                fix,
+            ));
+        }
+        if let Some(bad) = part
+            .chars()
+            .find(|&c| !(c == '-' || c.is_alphanumeric()) || c.is_uppercase())
+        {
+            out.push(Finding::error(
+                "name-invalid",
+                format!("`name` contains {bad:?}; the spec allows only lowercase letters, digits and hyphens"),
+                fix,
+            ));
+        }
+        if part.starts_with('-') || part.ends_with('-') || part.contains("--") {
+            out.push(Finding::error(
+                "name-invalid",
+                "`name` starts or ends with a hyphen, or has two in a row",
+                fix,
+            ));
+        }
+    }
+    let short = name.rsplit(':').next().unwrap_or(name);
+    if let Some(folder) = folder
+        && short != folder
+    {
+        out.push(Finding::warning(
+            "name-folder-mismatch",
+            format!("`name` is {name:?} but the folder is {folder:?}; the spec wants them equal"),
+            "rename the folder or the skill so that they match",
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(findings: &[Finding]) -> Vec<&'static str> {
+        findings.iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn valid_names_pass() {
+        assert!(name_rules("pdf-tools", Some("pdf-tools")).is_empty());
+        assert!(name_rules("résumé-助手", Some("résumé-助手")).is_empty());
+        assert!(name_rules("a1", Some("a1")).is_empty());
+        assert!(name_rules("solo", None).is_empty());
+    }
+
+    #[test]
+    fn invalid_names_are_errors() {
+        assert_eq!(codes(&name_rules("PDF", Some("PDF"))), ["name-invalid"]);
+        assert_eq!(codes(&name_rules("a/b", Some("a/b"))), ["name-invalid"]);
+        assert_eq!(codes(&name_rules("..", Some(".."))), ["name-invalid"]);
+        assert_eq!(codes(&name_rules("-a", Some("-a"))), ["name-invalid"]);
+        assert_eq!(codes(&name_rules("a--b", Some("a--b"))), ["name-invalid"]);
+        let long = "a".repeat(65);
+        assert_eq!(codes(&name_rules(&long, Some(&long))), ["name-length"]);
+    }
+
+    #[test]
+    fn folder_mismatch_is_a_warning() {
+        assert_eq!(
+            codes(&name_rules("pdf", Some("pdf_tools"))),
+            ["name-folder-mismatch"]
+        );
+    }
+}

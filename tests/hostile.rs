@@ -1,0 +1,368 @@
+//! Hostile skill trees: every kind of bad input, through the real binary. The
+//! server must start, serve every good skill, name each problem, never hang and
+//! never write anything but JSON-RPC to stdout.
+//!
+//! `fixtures/hostile` holds the cases that fit in git; [`hostile`] adds the rest
+//! (a FIFO, a file over the size cap, a 100 KB description, a bad byte deep in
+//! a body, 20,000 empty folders, an unreadable folder, a root that is a file).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Fixture, is_error, text};
+use serde_json::{Value, json};
+
+const ARGS: &[&str] = &[
+    "--skills-dir",
+    "hostile",
+    "--skills-dir",
+    "many-folders",
+    "--no-project",
+    "--no-plugins",
+];
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn hostile() -> Fixture {
+    let fixture = Fixture::new().with_home("hostile-home");
+    let write = |relative: &str, bytes: &[u8]| {
+        let path = fixture.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // Over the 1 MiB cap.
+    let mut big = b"---\nname: too-large\ndescription: d\n---\n".to_vec();
+    big.resize(1024 * 1024 + 1, b'x');
+    write("hostile/too-large/SKILL.md", &big);
+    // A 100 KB description.
+    let huge = format!(
+        "---\nname: huge-description\ndescription: {}\n---\n",
+        "word ".repeat(20_000)
+    );
+    write("hostile/huge-description/SKILL.md", huge.as_bytes());
+    // Valid frontmatter, a bad byte 20 KB into the body.
+    let mut body =
+        b"---\nname: invalid-utf8-body\ndescription: The body has a bad byte.\n---\n".to_vec();
+    for _ in 0..400 {
+        body.extend_from_slice(b"A line of fifty characters, more or less, padding.\n");
+    }
+    body.extend_from_slice(b"Latin-1: caf\xe9\n");
+    write("hostile/invalid-utf8-body/SKILL.md", &body);
+    // A FIFO named SKILL.md.
+    std::fs::create_dir_all(fixture.path("hostile/fifo")).unwrap();
+    let fifo =
+        std::ffi::CString::new(fixture.path("hostile/fifo/SKILL.md").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo only reads the NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    // A folder nobody may list, with a skill inside.
+    write(
+        "hostile/locked/inside/SKILL.md",
+        b"---\nname: inside-locked\ndescription: d\n---\n",
+    );
+    std::fs::set_permissions(
+        fixture.path("hostile/locked"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    // 20,000 folders without skills, in a root of their own.
+    for i in 0..20_001 {
+        std::fs::create_dir_all(fixture.path(&format!("many-folders/{i:05}"))).unwrap();
+    }
+    write(
+        "many-folders/00000/SKILL.md",
+        b"---\nname: first-of-many\ndescription: Found before the bound.\n---\n",
+    );
+    // A home whose ~/.agents/skills is a file, and a healthy ~/.claude/skills.
+    write("hostile-home/.agents/skills", b"not a folder");
+    write(
+        "hostile-home/.claude/skills/home-good/SKILL.md",
+        b"---\nname: home-good\ndescription: Still served.\n---\n",
+    );
+    // Let an unprivileged child (see `as_unprivileged`) read the tree.
+    std::fs::set_permissions(fixture.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    fixture
+}
+
+/// As root, permissions do not stop reads; run the child as `nobody` so that
+/// the locked folder really is unreadable.
+fn as_unprivileged(command: &mut std::process::Command) {
+    if running_as_root() {
+        std::os::unix::process::CommandExt::uid(command, 65534);
+    }
+}
+
+fn served_names(fixture: &Fixture) -> BTreeSet<String> {
+    let mut args = vec!["list", "--json"];
+    args.extend_from_slice(ARGS);
+    let mut command = fixture.command(&args);
+    as_unprivileged(&mut command);
+    let out = command.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let items: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    items
+        .iter()
+        .map(|i| i["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn every_good_or_recoverable_skill_is_served_and_nothing_else() {
+    let fixture = hostile();
+    let expected: BTreeSet<String> = [
+        "good-1",
+        "good-2",
+        "bom-crlf",
+        "colon",
+        "no-frontmatter",
+        "42",
+        "name-list",
+        "name-map",
+        "description-number",
+        "description-list",
+        "description-map",
+        "description-empty",
+        "a/b",
+        "a\\b",
+        "..",
+        "name-control",
+        "this-name-is-much-longer-than-the-sixty-four-characters-the-spec-allows",
+        "résumé-助手",
+        "Case-Dup",
+        "huge-description",
+        "invalid-utf8-body",
+        "first-of-many",
+        "home-good",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    assert_eq!(served_names(&fixture), expected);
+}
+
+#[test]
+fn check_names_every_problem_with_its_file() {
+    let fixture = hostile();
+    let mut args = vec!["check", "--json"];
+    args.extend_from_slice(ARGS);
+    let mut command = fixture.command(&args);
+    as_unprivileged(&mut command);
+    let out = command.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: BTreeSet<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let path = fixture.anonymize(d["path"].as_str().unwrap());
+            assert!(!d["message"].as_str().unwrap().is_empty());
+            assert!(
+                !d["hint"].as_str().unwrap().is_empty(),
+                "every finding says what to do: {d}"
+            );
+            (path, d["code"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let expect = [
+        ("hostile/invalid-utf8/SKILL.md", "invalid-utf8"),
+        ("hostile/invalid-utf8-body/SKILL.md", "invalid-utf8"),
+        ("hostile/unterminated/SKILL.md", "frontmatter-unterminated"),
+        ("hostile/yaml-error/SKILL.md", "yaml-invalid"),
+        ("hostile/colon/SKILL.md", "yaml-recovered"),
+        ("hostile/no-frontmatter/SKILL.md", "frontmatter-missing"),
+        ("hostile/name-list/SKILL.md", "name-fallback"),
+        ("hostile/name-map/SKILL.md", "name-fallback"),
+        ("hostile/name-control/SKILL.md", "name-fallback"),
+        ("hostile/description-list/SKILL.md", "description-not-text"),
+        ("hostile/description-map/SKILL.md", "description-not-text"),
+        ("hostile/description-empty/SKILL.md", "description-missing"),
+        ("hostile/name-slash/SKILL.md", "name-invalid"),
+        ("hostile/name-backslash/SKILL.md", "name-invalid"),
+        ("hostile/name-dotdot/SKILL.md", "name-invalid"),
+        ("hostile/name-too-long/SKILL.md", "name-length"),
+        ("hostile/name-number/SKILL.md", "name-folder-mismatch"),
+        ("hostile/huge-description/SKILL.md", "description-too-long"),
+        ("hostile/empty/SKILL.md", "empty-file"),
+        ("hostile/too-large/SKILL.md", "file-too-large"),
+        ("hostile/skill-md-dir/SKILL.md", "not-a-file"),
+        ("hostile/fifo/SKILL.md", "not-a-file"),
+        ("hostile/dangling-skill-md/SKILL.md", "dangling-symlink"),
+        ("hostile/loop/again", "symlink-loop"),
+        ("hostile/loop/self", "symlink-loop"),
+        ("hostile/deep/a/b/c", "depth-limit"),
+        ("hostile/case-dup-b/SKILL.md", "shadowed"),
+        ("hostile/locked", "dir-unreadable"),
+        ("many-folders", "walk-limit"),
+        ("hostile-home/.agents/skills", "root-not-a-directory"),
+    ];
+    for (path, code) in expect {
+        let key = (format!("<T>/{path}"), code.to_owned());
+        assert!(
+            found.contains(&key),
+            "no {code} for {path}; found:\n{found:#?}"
+        );
+    }
+    // Healthy and merely unusual skills raise nothing.
+    for clean in ["good-1", "good-2", "bom-crlf", "résumé-助手"] {
+        let path = format!("<T>/hostile/{clean}/SKILL.md");
+        assert!(
+            !found.iter().any(|(p, _)| *p == path),
+            "{clean} is clean: {found:#?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_server_serves_the_good_ones_within_budget() {
+    let fixture = hostile();
+    let started = Instant::now();
+    let server = fixture.serve(ARGS).await;
+    let description = server.description().await;
+    eprintln!(
+        "spawn to tools/list over the hostile tree: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        description.chars().count() <= 8000,
+        "{}",
+        description.chars().count()
+    );
+    for name in [
+        "good-1",
+        "42",
+        "a/b",
+        "..",
+        "résumé-助手",
+        "huge-description",
+        "home-good",
+    ] {
+        assert!(
+            description.contains(&format!("\n- {name}")),
+            "{name} is listed"
+        );
+    }
+    assert!(description.contains("- huge-description: word word"));
+    assert!(
+        description.contains("…"),
+        "the 100 KB description was shortened"
+    );
+
+    // Names that look like paths are plain keys.
+    for (name, folder) in [
+        ("42", "name-number"),
+        ("a/b", "name-slash"),
+        ("..", "name-dotdot"),
+        ("name-control", "name-control"),
+    ] {
+        let result = server.call(name).await;
+        assert!(
+            text(&result).starts_with(&format!(
+                "Loading: {name}\nBase directory: {}\n",
+                fixture.path(&format!("hostile/{folder}")).display()
+            )),
+            "{name}: {}",
+            text(&result)
+        );
+    }
+    // A bad byte deep in the body surfaces at call time, with its line.
+    let result = server.call("invalid-utf8-body").await;
+    assert!(is_error(&result));
+    assert_eq!(
+        text(&result),
+        "Skill 'invalid-utf8-body' could not be read: not valid UTF-8 (line 405). The skill list is being refreshed; try again, or pick another skill."
+    );
+    let (status, stderr) = server.stop().await;
+    assert!(status.success(), "{stderr}");
+    for code in [
+        "walk-limit",
+        "root-not-a-directory",
+        "not-a-file",
+        "symlink-loop",
+        "invalid-utf8",
+    ] {
+        assert!(
+            stderr.contains(&format!("[{code}]")),
+            "{code} logged:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
+    let fixture = hostile();
+    let mut child = fixture
+        .command(ARGS)
+        .env("SKILLSERVE_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let names = [
+        "good-1",
+        "42",
+        "a/b",
+        "..",
+        "../../etc/passwd",
+        "invalid-utf8-body",
+        "fifo",
+        "too-large",
+        "locked",
+        "\u{1b}[31m",
+        "nope",
+    ];
+    let mut messages = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    for (i, name) in names.iter().enumerate() {
+        messages.push(
+            json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+            "params": {"name": "skill", "arguments": {"name": name}}}),
+        );
+    }
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let expected_ids = 2 + names.len();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answered = 0;
+    while answered < expected_ids {
+        let line = lines.next().expect("a line").unwrap();
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0");
+        if message.get("id").is_some() {
+            answered += 1;
+        }
+    }
+    drop(stdin);
+    for line in lines {
+        let line = line.unwrap();
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "exits after stdin closes");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -1,0 +1,189 @@
+//! Property tests: the parser, the description renderer and name resolution
+//! hold their promises for arbitrary input.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use skillserve::config::MIN_DESCRIPTION_BUDGET;
+use skillserve::parse::{self, Parsed};
+use skillserve::render::{DESCRIPTION_HEADER, tool_description};
+use skillserve::resolve::{Resolution, resolve, suggest};
+use skillserve::roots::{Layout, Root, Source};
+use skillserve::scan::{Found, Scan};
+use skillserve::snapshot::{Skill, Snapshot};
+
+fn text(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(any::<char>(), 0..max).prop_map(|chars| chars.into_iter().collect())
+}
+
+/// Text made of the characters that matter to frontmatter: delimiters,
+/// quotes, colons, line breaks, a BOM, YAML indicators.
+fn frontmatter_like() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "---",
+        "\n",
+        "\r\n",
+        "name",
+        "description",
+        ": ",
+        ":",
+        "\"",
+        "'",
+        "#",
+        "-",
+        " ",
+        "  ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "|",
+        ">",
+        "\u{feff}",
+        "é",
+        "中",
+        "🎉",
+        "\t",
+        "&a",
+        "*a",
+        "!!str",
+        "...",
+    ]);
+    prop::collection::vec(pieces, 0..60).prop_map(|p| p.concat())
+}
+
+/// A skill as the scan would produce it: a name without control characters.
+fn skill(index: usize, name: &str, description: &str) -> Skill {
+    let dir = PathBuf::from(format!("/skills/{index}"));
+    Skill {
+        name: name.to_owned(),
+        file: dir.join("SKILL.md"),
+        dir,
+        source: Source::User,
+        root: "/skills".into(),
+        plugin: None,
+        parsed: Arc::new(Parsed {
+            name: name.to_owned(),
+            description: parse::one_line(description),
+            fields: Default::default(),
+            findings: Vec::new(),
+        }),
+    }
+}
+
+fn names() -> impl Strategy<Value = Vec<(String, String)>> {
+    // As the parser leaves them: trimmed, no control characters.
+    let name = prop::collection::vec(any::<char>(), 1..30)
+        .prop_map(|c| {
+            let name: String = c
+                .into_iter()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            name.trim().to_owned()
+        })
+        .prop_filter("not blank", |n| !n.is_empty());
+    prop::collection::vec((name, text(200)), 0..60).prop_map(|mut entries| {
+        // Names are unique case-insensitively once the snapshot is built.
+        let mut seen = HashSet::new();
+        entries.retain(|(n, _)| seen.insert(n.to_lowercase()));
+        entries
+    })
+}
+
+fn snapshot(entries: &[(String, String)]) -> Snapshot {
+    let root = Root::new("/skills".into(), Source::User, Layout::Folders);
+    let scan = Scan {
+        skills: entries
+            .iter()
+            .enumerate()
+            .map(|(i, (name, description))| {
+                let skill = skill(i, name, description);
+                Found {
+                    dir: skill.dir,
+                    file: skill.file,
+                    root: 0,
+                    parsed: skill.parsed,
+                }
+            })
+            .collect(),
+        ..Scan::default()
+    };
+    Snapshot::build(vec![root], scan)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_parser(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        std::fs::write(&path, &bytes).unwrap();
+        let _ = parse::read_frontmatter(&path, "folder", 1 << 20);
+        let _ = parse::read_skill_file(&path, 1 << 20);
+        let _ = parse::parse_text(&String::from_utf8_lossy(&bytes), "folder");
+    }
+
+    #[test]
+    fn frontmatter_like_text_never_panics_and_names_are_one_line(text in frontmatter_like()) {
+        if let Ok(parsed) = parse::parse_text(&text, "folder") {
+            prop_assert!(!parsed.name.is_empty());
+            prop_assert!(!parsed.name.chars().any(char::is_control));
+            prop_assert!(!parsed.description.chars().any(char::is_control));
+        }
+    }
+
+    #[test]
+    fn the_description_respects_the_budget_and_names_every_skill_when_names_fit(
+        entries in names(),
+        budget in MIN_DESCRIPTION_BUDGET..12_000usize,
+    ) {
+        let skills: Vec<Skill> = entries.iter().enumerate().map(|(i, (n, d))| skill(i, n, d)).collect();
+        let description = tool_description(&skills, budget);
+        prop_assert!(description.chars().count() <= budget, "{} > {budget}", description.chars().count());
+        prop_assert!(description.starts_with(DESCRIPTION_HEADER));
+        let names_only = DESCRIPTION_HEADER.chars().count()
+            + skills.iter().map(|s| 3 + s.name.chars().count()).sum::<usize>();
+        if names_only <= budget {
+            let lines: Vec<&str> = description.lines().collect();
+            for skill in &skills {
+                let bare = format!("- {}", skill.name);
+                let with = format!("- {}: ", skill.name);
+                prop_assert!(
+                    lines.iter().any(|l| *l == bare || l.starts_with(&with)),
+                    "{} missing from:\n{description}", skill.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn resolving_any_string_stays_inside_the_snapshot(entries in names(), query in text(40)) {
+        let snapshot = snapshot(&entries);
+        let files: HashSet<&PathBuf> = snapshot.skills().iter().map(|s| &s.file).collect();
+        match resolve(&snapshot, &query) {
+            Resolution::Found(skill) => prop_assert!(files.contains(&skill.file)),
+            Resolution::Ambiguous(skills) => {
+                prop_assert!(skills.len() > 1);
+                prop_assert!(skills.iter().all(|s| files.contains(&s.file)));
+            }
+            Resolution::NotFound => {}
+        }
+        let suggestions = suggest(&snapshot, &query, 5);
+        prop_assert!(suggestions.len() <= 5);
+        prop_assert!(suggestions.iter().all(|s| files.contains(&s.file)));
+    }
+
+    #[test]
+    fn every_served_name_resolves_to_itself(entries in names()) {
+        let snapshot = snapshot(&entries);
+        for skill in snapshot.skills() {
+            match resolve(&snapshot, &skill.name) {
+                Resolution::Found(found) => prop_assert_eq!(&found.file, &skill.file),
+                other => prop_assert!(false, "{} resolved to {other:?}", skill.name),
+            }
+        }
+    }
+}
