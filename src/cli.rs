@@ -12,6 +12,9 @@ use crate::config::{
     MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
 };
 
+/// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
+const MAX_REFRESH_SECS: u64 = 86_400;
+
 const ABOUT: &str = "Serve your Agent Skills (SKILL.md folders) to any MCP client over stdio.";
 
 const LONG_ABOUT: &str = "\
@@ -90,6 +93,17 @@ pub enum Command {
     },
 }
 
+impl Command {
+    fn name_if_not_serve(&self) -> Option<&'static str> {
+        match self {
+            Command::Serve(_) => None,
+            Command::List { .. } => Some("list"),
+            Command::Show { .. } => Some("show"),
+            Command::Check { .. } => Some("check"),
+        }
+    }
+}
+
 /// Options every command understands.
 #[derive(Debug, Args)]
 pub struct SharedArgs {
@@ -127,7 +141,7 @@ pub struct SharedArgs {
 #[derive(Debug, Args, Default)]
 pub struct ServeArgs {
     /// Rescan all skill folders every SECS seconds; 0 turns it off [default: 30].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=MAX_REFRESH_SECS))]
     pub refresh_interval: Option<u64>,
 
     /// Do not watch skill folders for changes (the interval still applies).
@@ -152,6 +166,15 @@ pub enum UsageError {
     NotADirectory { what: &'static str, path: PathBuf },
     #[error("--description-budget must be at least {MIN_DESCRIPTION_BUDGET} characters, got {0}")]
     BudgetTooSmall(usize),
+    #[error("{what} is empty; give a folder")]
+    EmptyPath { what: &'static str },
+    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
+    NoHome { what: &'static str, value: String },
+    #[error("{flag} only applies to the server, not to `{command}`")]
+    ServeFlagWithCommand {
+        flag: &'static str,
+        command: &'static str,
+    },
 }
 
 impl Cli {
@@ -161,6 +184,20 @@ impl Cli {
             Some(Command::Serve(args)) => Some(args),
             _ => None,
         };
+        if let Some(command) = self.command.as_ref().and_then(Command::name_if_not_serve) {
+            let flag = if self.serve.refresh_interval.is_some() {
+                Some("--refresh-interval")
+            } else if self.serve.no_watch {
+                Some("--no-watch")
+            } else if self.serve.description_budget.is_some() {
+                Some("--description-budget")
+            } else {
+                None
+            };
+            if let Some(flag) = flag {
+                return Err(UsageError::ServeFlagWithCommand { flag, command });
+            }
+        }
         let pick =
             |get: fn(&ServeArgs) -> Option<u64>| after.and_then(get).or_else(|| get(&self.serve));
         let interval = pick(|a| a.refresh_interval).unwrap_or(DEFAULT_REFRESH_SECS);
@@ -255,6 +292,17 @@ impl Cli {
 /// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
 /// without a shell), then makes the path absolute against the current directory.
 fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
+    // An empty path would silently mean the current directory, which for a
+    // server started by a client is often `/` or the home directory.
+    if value.trim().is_empty() {
+        return Err(UsageError::EmptyPath { what });
+    }
+    if value.starts_with('~') && env.home.is_none() {
+        return Err(UsageError::NoHome {
+            what,
+            value: value.to_owned(),
+        });
+    }
     let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
     let lookup = |var: &str| -> Result<Option<String>, ()> {
         match std::env::var_os(var) {
@@ -269,6 +317,9 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
             var: e.var_name,
         }
     })?;
+    if expanded.trim().is_empty() {
+        return Err(UsageError::EmptyPath { what });
+    }
     Ok(absolute(OsStr::new(expanded.as_ref()).as_ref(), &env.cwd))
 }
 
@@ -369,6 +420,36 @@ mod tests {
             parse(&["--description-budget", "10"]).serve_options(),
             Err(UsageError::BudgetTooSmall(10))
         ));
+    }
+
+    #[test]
+    fn empty_paths_and_tilde_without_home_are_errors() {
+        assert!(matches!(
+            parse(&["--skills-dir", ""]).config(&env()),
+            Err(UsageError::EmptyPath { .. })
+        ));
+        let no_home = Env {
+            home: None,
+            cwd: "/".into(),
+            ..Env::default()
+        };
+        assert!(matches!(
+            parse(&["--skills-dir", "~/skills"]).config(&no_home),
+            Err(UsageError::NoHome { .. })
+        ));
+    }
+
+    #[test]
+    fn serve_flags_are_refused_with_other_commands() {
+        let err = parse(&["--no-watch", "list"]).serve_options().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--no-watch only applies to the server, not to `list`"
+        );
+        assert!(
+            Cli::try_parse_from(["skillserve", "--refresh-interval", "18446744073709551615"])
+                .is_err()
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::parse;
+use crate::scan::folder_name;
 use crate::snapshot::{Skill, Snapshot};
 
 /// Longest `name` the specification allows.
@@ -63,10 +64,11 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
         .iter()
         .any(|f| f.code == "frontmatter-missing");
 
-    // A single-skill plugin's folder is its version folder (`1.0.0`).
+    // A single-skill plugin's folder is its version folder (`1.0.0`): there
+    // is no folder name to match.
     let own_folder = match &skill.plugin {
         Some(plugin) if plugin.install_path == skill.dir => None,
-        _ => Some(skill.folder()),
+        _ => Some(folder_name(&skill.dir)),
     };
     // After a fallback to the folder name, `name-fallback` has said enough.
     let fell_back = skill

@@ -17,6 +17,8 @@ fn main() {
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,
+        // `skillserve list | head` closing the pipe early is not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::Success,
         Err(err) => {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
@@ -29,6 +31,11 @@ fn main() {
     std::process::exit(code.code());
 }
 
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let serving = matches!(cli.command, None | Some(Command::Serve(_)));
     init_logging(cli.shared.log_level.as_deref(), serving)?;
@@ -38,11 +45,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         tracing::warn!("{warning}");
     }
 
+    let options = cli.serve_options()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
-            let options = cli.serve_options()?;
             drop(out);
             return serve(config, options);
         }
@@ -76,7 +83,10 @@ fn serve(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    match runtime.block_on(server::run(config, options)) {
+    let stopped = runtime.block_on(server::run(config, options));
+    // Do not wait for blocking threads: a scan in progress has nothing to save.
+    runtime.shutdown_background();
+    match stopped {
         Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
         Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
         Err(err) => {

@@ -120,7 +120,10 @@ fn fill(file: &mut File, buf: &mut Vec<u8>, want: usize, max: u64) -> Result<boo
         buf.resize(want, 0);
         let n = match file.read(&mut buf[start..]) {
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                buf.truncate(start);
+                continue;
+            }
             Err(e) => {
                 buf.truncate(start);
                 return Err(e.into());
@@ -225,7 +228,9 @@ fn is_delimiter(line: &str) -> bool {
     line.trim_end() == "---"
 }
 
-fn split(text: &str) -> Split<'_> {
+/// Finds the frontmatter. `complete` says whether `text` is the whole file:
+/// a `---` at the very end of a partial read may be the start of `----x`.
+fn split(text: &str, complete: bool) -> Split<'_> {
     let mut lines = text.split_inclusive('\n');
     let Some(first) = lines.next() else {
         return Split::Missing { body: text };
@@ -233,12 +238,15 @@ fn split(text: &str) -> Split<'_> {
     if !is_delimiter(first) {
         return Split::Missing { body: text };
     }
+    if !first.ends_with('\n') && !complete {
+        return Split::Unterminated;
+    }
     let yaml_start = first.len();
     let mut offset = yaml_start;
     for line in lines {
-        // A delimiter must end with a newline, or end the text.
-        let complete = line.ends_with('\n') || offset + line.len() == text.len();
-        if complete && is_delimiter(line) {
+        // A delimiter must end with a newline, or end the whole file.
+        let whole_line = line.ends_with('\n') || (complete && offset + line.len() == text.len());
+        if whole_line && is_delimiter(line) {
             return Split::Found {
                 yaml: &text[yaml_start..offset],
                 body: &text[offset + line.len()..],
@@ -251,7 +259,7 @@ fn split(text: &str) -> Split<'_> {
 
 fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (yaml, body, mut findings) = match split(text) {
+    let (yaml, body, mut findings) = match split(text, complete) {
         Split::Unterminated if !complete => return Step::NeedMore,
         Split::Unterminated => {
             return Step::Done(Err(Finding::error(
@@ -747,6 +755,23 @@ mod tests {
         let p = read_frontmatter(&path, "big", 1 << 20).unwrap();
         assert_eq!(p.name, "big");
         assert_eq!(read_skill_file(&path, 1 << 20).unwrap(), text);
+    }
+
+    #[test]
+    fn a_delimiter_cut_by_the_first_read_is_not_taken_for_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        // `---` ends exactly at the first read's boundary, followed by `x`.
+        let mut text = String::from("---\nname: x\ndescription: d\nnotes: |\n");
+        while text.len() < FIRST_READ - 4 {
+            text.push_str("  pad\n");
+        }
+        text.truncate(FIRST_READ - 4);
+        text.push_str("\n---x: 1\n---\nbody\n");
+        std::fs::write(&path, &text).unwrap();
+        let whole = parse_text(&text, "x").expect("`---x: 1` is a key, not a delimiter");
+        assert_eq!(whole.fields["---x"], 1);
+        assert_eq!(read_frontmatter(&path, "x", 1 << 20).unwrap(), whole);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::config::{Config, absolute};
 use crate::diagnostic::{Diagnostic, Finding};
-use crate::roots::{Layout, Plugin, Root, Source};
+use crate::roots::{Layout, Plugin, Root, Source, canonical};
 
 /// Plugin roots and what went wrong finding them.
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ const MANIFEST: &str = "plugins/installed_plugins.json";
 /// manifest and the settings layers, lowest precedence first. Watched by the
 /// refresher.
 pub fn config_files(config: &Config) -> Vec<PathBuf> {
-    let Some(dir) = &config.claude_config_dir else {
+    let Some(dir) = config.claude_config_dir.as_ref().filter(|_| config.plugins) else {
         return Vec::new();
     };
     let mut files = vec![dir.join(MANIFEST), dir.join("settings.json")];
@@ -46,9 +46,6 @@ pub fn config_files(config: &Config) -> Vec<PathBuf> {
 /// The skill roots of every installed plugin that is enabled for the project.
 pub fn discover(config: &Config) -> Plugins {
     let mut out = Plugins::default();
-    if !config.plugins {
-        return out;
-    }
     let files = config_files(config);
     let Some((manifest, settings)) = files.split_first() else {
         return out;
@@ -388,11 +385,6 @@ fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
             None
         }
     }
-}
-
-/// The canonical form of `path` when it exists, else `path` itself.
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]

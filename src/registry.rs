@@ -7,7 +7,7 @@
 //! one runs is coalesced into a single follow-up.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -84,9 +84,9 @@ pub fn answer(snapshot: &Snapshot, name: &str, max_file_bytes: u64) -> Answer {
                 not_found(snapshot, name, Some(&skill.name))
             }
             Err(error) => {
-                tracing::warn!(skill = %skill.name, file = %skill.file.display(), "cannot read SKILL.md: {error}");
+                let lasting = !matches!(error, ReadError::Io(_));
                 Answer::Unreadable {
-                    text: render::unreadable(&skill.name, &error.to_string()),
+                    text: render::unreadable(&skill.name, &error.to_string(), lasting),
                     error,
                 }
             }
@@ -182,7 +182,8 @@ impl Registry {
             Answer::NotFound {
                 vanished: false, ..
             } if self.claim_miss_rescan() => {}
-            Answer::Unreadable { .. } => {
+            Answer::Unreadable { error, .. } => {
+                tracing::warn!("cannot read SKILL.md of '{name}': {error}; refreshing");
                 self.request_refresh();
                 return first;
             }
@@ -202,14 +203,17 @@ impl Registry {
             tracing::error!("answering a call for '{name}' failed: {err}");
             let error = ReadError::Io(std::io::Error::other("internal error"));
             Answer::Unreadable {
-                text: render::unreadable(name, "internal error"),
+                text: render::unreadable(name, "internal error", false),
                 error,
             }
         })
     }
 
     fn claim_miss_rescan(&self) -> bool {
-        let mut last = self.last_miss_rescan.lock().unwrap();
+        let mut last = self
+            .last_miss_rescan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         if last.is_some_and(|t| now.duration_since(t) < MISS_RESCAN_INTERVAL) {
             return false;
@@ -220,7 +224,7 @@ impl Registry {
 
     /// Asks for a refresh and returns without waiting for it.
     pub fn request_refresh(self: &Arc<Self>) -> u64 {
-        let mut gate = self.gate.lock().unwrap();
+        let mut gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
         if gate.running {
             gate.pending = true;
             return gate.started + 1;
@@ -252,7 +256,7 @@ impl Registry {
                 tracing::error!("refresh failed: {err}");
             }
             self.finished.send_replace(number);
-            let mut gate = self.gate.lock().unwrap();
+            let mut gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
             if gate.pending {
                 gate.pending = false;
                 gate.started += 1;
@@ -269,7 +273,7 @@ impl Registry {
     fn refresh_blocking(&self) {
         let started = Instant::now();
         let snapshot = {
-            let mut cache = self.cache.lock().unwrap();
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             load(&self.config, &mut cache)
         };
         let description = render::tool_description(snapshot.skills(), self.budget);

@@ -206,11 +206,16 @@ pub fn invalid_params(problem: &str) -> String {
     )
 }
 
-/// The answer when the skill's file cannot be read at call time.
-pub fn unreadable(name: &str, reason: &str) -> String {
-    format!(
-        "Skill '{name}' could not be read: {reason}. The skill list is being refreshed; try again, or pick another skill."
-    )
+/// The answer when the skill's file cannot be read at call time. `lasting`
+/// says whether the file itself must be fixed (not UTF-8, too large, not a
+/// regular file) or the failure may pass (an I/O error).
+pub fn unreadable(name: &str, reason: &str, lasting: bool) -> String {
+    let advice = if lasting {
+        "The file must be fixed before the skill can be used (`skillserve check` shows how); do not retry, pick another skill or tell the user."
+    } else {
+        "This may be temporary; try again in a moment."
+    };
+    format!("Skill '{name}' could not be read: {reason}. {advice}")
 }
 
 #[cfg(test)]

@@ -100,11 +100,10 @@ pub const PROJECT_SKILL_DIRS: [&str; 7] = [
 /// client started in the home directory does not turn the user roots into
 /// project roots: they stay `user`.
 pub fn roots(config: &Config) -> Vec<Root> {
-    let user = if config.user {
-        user_roots(config)
-    } else {
-        Vec::new()
-    };
+    // Computed even with `--no-user`: those folders must not come back as
+    // project folders when the client starts the server in the home directory.
+    let user = user_roots(config);
+    let home = config.home.as_deref().map(canonical);
     let mut out: Vec<Root> = Vec::new();
     let mut push = |path: PathBuf, source: Source| {
         if !out.iter().any(|r| r.path == path) {
@@ -121,18 +120,28 @@ pub fn roots(config: &Config) -> Vec<Root> {
     }
     if let Some(project) = &config.project_dir {
         for dir in project_dirs(project) {
+            // The home directory, however it is spelled (a symlink, say).
+            let is_home = home.is_some() && home == Some(canonical(&dir));
             for sub in PROJECT_SKILL_DIRS {
-                let path = dir.join(sub);
-                if !user.contains(&path) {
-                    push(path, Source::Project);
+                let as_user = config.home.as_ref().map(|h| h.join(sub));
+                if is_home && as_user.is_some_and(|p| user.contains(&p)) {
+                    continue;
                 }
+                push(dir.join(sub), Source::Project);
             }
         }
     }
-    for path in user {
-        push(path, Source::User);
+    if config.user {
+        for path in user {
+            push(path, Source::User);
+        }
     }
     out
+}
+
+/// The canonical form of `path` when it exists, else `path` itself.
+pub fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `dir` and its ancestors up to the enclosing repository root (the first one
@@ -236,6 +245,28 @@ mod tests {
         assert_eq!(
             sources, sorted,
             "roots are grouped by source in precedence order"
+        );
+    }
+
+    #[test]
+    fn home_as_project_never_serves_user_folders_as_project_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let link = tmp.path().join("home-link");
+        std::os::unix::fs::symlink(&home, &link).unwrap();
+        let mut cfg = config(&home, Some(&link));
+        cfg.user = false;
+        let roots = roots(&cfg);
+        assert!(
+            !roots.iter().any(|r| r.path == link.join(".claude/skills")),
+            "{roots:#?}"
+        );
+        assert!(!roots.iter().any(|r| r.source == Source::User));
+        assert!(
+            roots
+                .iter()
+                .any(|r| r.path == link.join(".opencode/skills"))
         );
     }
 

@@ -123,8 +123,12 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
                 Some((_, result)) => result,
                 None => {
                     out.files_parsed += 1;
-                    parse::read_frontmatter(&hit.file, &folder_name(&hit.dir), max_file_bytes)
-                        .map(Arc::new)
+                    // A single-skill plugin's folder is its version folder.
+                    let fallback = match (&root.plugin, root.layout) {
+                        (Some(plugin), Layout::Skill) => plugin.name.clone(),
+                        _ => folder_name(&hit.dir),
+                    };
+                    parse::read_frontmatter(&hit.file, &fallback, max_file_bytes).map(Arc::new)
                 }
             };
             match &result {
@@ -373,7 +377,11 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
                         ancestors,
                     });
                 }
-                Probe::NotSkill => not_descended.push(path),
+                Probe::NotSkill => {
+                    // Watched for a SKILL.md appearing, like a skill folder.
+                    out.dirs.skills.push(path.clone());
+                    not_descended.push(path);
+                }
             }
         }
         // Reversed so that popping the stack visits folders in name order.

@@ -192,7 +192,7 @@ pub enum Stop {
 /// The first scan runs on a blocking thread while signals are already being
 /// listened for, so even a slow start-up can be interrupted cleanly.
 pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
-    let mut shutdown = Box::pin(shutdown_signal());
+    let mut shutdown = std::pin::pin!(shutdown_signal());
     let budget = options.description_budget;
     let started = Instant::now();
     let registry = tokio::select! {
@@ -219,21 +219,19 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         background.push(tokio::spawn(watch::run(registry, options.refresh_interval)));
     }
 
-    let token = running.cancellation_token();
-    let signal = tokio::spawn(async move {
-        let signal = shutdown.await;
-        token.cancel();
-        signal
-    });
-    running.waiting().await?;
+    // On a signal, stop at once: rmcp would let in-flight requests (a call
+    // waiting for a rescan, say) finish first, for up to two seconds.
+    let stop = tokio::select! {
+        quit = running.waiting() => {
+            quit?;
+            Stop::Eof
+        }
+        signal = &mut shutdown => Stop::Signal(signal),
+    };
     for task in background {
         task.abort();
     }
-    Ok(if signal.is_finished() {
-        Stop::Signal(signal.await.unwrap_or("signal"))
-    } else {
-        Stop::Eof
-    })
+    Ok(stop)
 }
 
 /// Sends `notifications/tools/list_changed` whenever the description changes.

@@ -43,9 +43,13 @@ impl Skill {
         self.name.rsplit(':').next().unwrap_or(&self.name)
     }
 
-    /// The name of the skill folder.
+    /// The name of the skill folder; for a single-skill plugin, whose folder
+    /// is a version folder (`1.0.0`), the plugin's name.
     pub fn folder(&self) -> String {
-        folder_name(&self.dir)
+        match &self.plugin {
+            Some(plugin) if plugin.install_path == self.dir => plugin.name.clone(),
+            _ => folder_name(&self.dir),
+        }
     }
 }
 

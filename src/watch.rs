@@ -148,10 +148,10 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
             return;
         }
     };
-    let mut watched: HashSet<PathBuf> = HashSet::new();
+    let mut state = Watched::default();
     let mut refreshes = registry.refreshes();
-    let (mut plan, _) = rearm(&registry, &watcher, &mut watched, interval).await;
-    tracing::info!("watching {} folders for changes", watched.len());
+    let (mut plan, _) = rearm(&registry, &watcher, &mut state, interval).await;
+    tracing::info!("watching {} folders for changes", state.ok.len());
     // Catch anything that changed between the start-up scan and now.
     registry.request_refresh();
 
@@ -160,7 +160,10 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
             event = incoming.recv() => {
                 let Some(event) = event else { return };
                 let relevant = match &event {
-                    Ok(event) => plan.is_relevant(event),
+                    Ok(event) => {
+                        state.forget_removed(event);
+                        plan.is_relevant(event)
+                    }
                     Err(err) => {
                         tracing::debug!("watch error: {err}");
                         true
@@ -181,7 +184,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 if finished.is_err() {
                     return;
                 }
-                let (next, grew) = rearm(&registry, &watcher, &mut watched, interval).await;
+                let (next, grew) = rearm(&registry, &watcher, &mut state, interval).await;
                 plan = next;
                 // A folder created during the scan may have gained entries
                 // before it was watched: look once more (cheap, cached).
@@ -207,61 +210,97 @@ async fn debounce(incoming: &mut mpsc::UnboundedReceiver<notify::Result<notify::
     }
 }
 
+/// What is being watched.
+#[derive(Debug, Default)]
+struct Watched {
+    /// Folders with a live watch.
+    ok: HashSet<PathBuf>,
+    /// Folders that could not be watched (permissions, the inotify limit).
+    /// Not retried, and not logged again, while they stay in the plan.
+    failed: HashSet<PathBuf>,
+}
+
+impl Watched {
+    /// A watched folder that was deleted or moved away lost its watch with
+    /// it; forget it, so that the next re-arm watches whatever is there now
+    /// (a folder deleted and created again, say).
+    fn forget_removed(&mut self, event: &notify::Event) {
+        let gone = matches!(
+            event.kind,
+            EventKind::Remove(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
+        );
+        if gone {
+            for path in &event.paths {
+                self.ok.remove(path);
+                self.failed.remove(path);
+            }
+        }
+    }
+}
+
 /// Brings the watch set in line with the current snapshot. Returns the new
-/// plan and whether directories (other than at start-up) were added.
+/// plan and whether folders (other than at start-up) were added.
 async fn rearm(
     registry: &Arc<Registry>,
     watcher: &Arc<Mutex<notify::RecommendedWatcher>>,
-    watched: &mut HashSet<PathBuf>,
+    state: &mut Watched,
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let loaded = registry.current();
     let files = plugins::config_files(registry.config());
     let plan = Plan::new(&loaded.snapshot, &files);
     let wanted: HashSet<PathBuf> = plan.dirs().map(Path::to_path_buf).collect();
-    let add: Vec<PathBuf> = wanted.difference(watched).cloned().collect();
-    let remove: Vec<PathBuf> = watched.difference(&wanted).cloned().collect();
+    state.failed.retain(|dir| wanted.contains(dir));
+    let add: Vec<PathBuf> = wanted
+        .iter()
+        .filter(|dir| !state.ok.contains(*dir) && !state.failed.contains(*dir))
+        .cloned()
+        .collect();
+    let remove: Vec<PathBuf> = state.ok.difference(&wanted).cloned().collect();
     if add.is_empty() && remove.is_empty() {
         return (plan, false);
     }
-    let first = watched.is_empty();
+    let first = state.ok.is_empty() && state.failed.is_empty();
     let watcher = Arc::clone(watcher);
     let fallback = fallback(interval);
     // Each (un)watch is a system call round trip through notify's thread:
     // thousands of them belong on a blocking thread.
-    let added = tokio::task::spawn_blocking(move || {
-        let mut watcher = watcher.lock().unwrap();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let mut watcher = watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for dir in &remove {
             // The directory may be gone already, which removed the watch.
             let _ = watcher.unwatch(dir);
         }
         let mut added = Vec::with_capacity(add.len());
-        let mut failures = 0;
+        let mut failed = Vec::new();
         for dir in add {
             match watcher.watch(&dir, RecursiveMode::NonRecursive) {
                 Ok(()) => added.push(dir),
                 Err(err) => {
-                    if failures == 0 {
+                    if failed.is_empty() {
                         tracing::warn!("cannot watch {}: {err}; {fallback}", dir.display());
                     }
-                    failures += 1;
+                    failed.push(dir);
                 }
             }
         }
-        if failures > 1 {
-            tracing::warn!("{failures} folders could not be watched; {fallback}");
+        if failed.len() > 1 {
+            tracing::warn!("{} folders could not be watched; {fallback}", failed.len());
         }
-        (remove, added)
+        (remove, added, failed)
     })
     .await;
-    let Ok((removed, added)) = added else {
+    let Ok((removed, added, failed)) = outcome else {
         return (plan, false);
     };
     for dir in &removed {
-        watched.remove(dir);
+        state.ok.remove(dir);
     }
     let grew = !added.is_empty() && !first;
-    watched.extend(added);
+    state.ok.extend(added);
+    state.failed.extend(failed);
     (plan, grew)
 }
 

@@ -315,6 +315,40 @@ fn start_up_failures_exit_non_zero_with_one_line() {
 
     let out = fixture.run(&["--no-such-flag"]);
     assert_eq!(out.status.code(), Some(2));
+
+    let out = fixture.run(&["list", "--skills-dir", ""]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        out.stderr,
+        "skillserve: --skills-dir is empty; give a folder\n"
+    );
+
+    let out = fixture.run(&["--no-watch", "check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        out.stderr,
+        "skillserve: --no-watch only applies to the server, not to `check`\n"
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let fixture = Fixture::new();
+    let mut child = fixture
+        .command(&["list", "--skills-dir", "custom"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 #[test]

@@ -282,7 +282,7 @@ async fn the_server_serves_the_good_ones_within_budget() {
     assert!(is_error(&result));
     assert_eq!(
         text(&result),
-        "Skill 'invalid-utf8-body' could not be read: not valid UTF-8 (line 405). The skill list is being refreshed; try again, or pick another skill."
+        "Skill 'invalid-utf8-body' could not be read: not valid UTF-8 (line 405). The file must be fixed before the skill can be used (`skillserve check` shows how); do not retry, pick another skill or tell the user."
     );
     let (status, stderr) = server.stop().await;
     assert!(status.success(), "{stderr}");

@@ -262,6 +262,23 @@ fn check_reports_disabled_missing_and_undeclared_paths() {
 }
 
 #[test]
+fn a_single_skill_plugin_without_a_name_is_named_after_the_plugin() {
+    let fixture = fixture();
+    fixture.write(
+        "plugin-home/.claude/plugins/cache/team-marketplace/solo/1.0.0/SKILL.md",
+        "---\ndescription: No name here.\n---\n",
+    );
+    let all = names(&fixture, PROJECT);
+    assert!(all.contains(&"solo:solo".to_owned()), "{all:?}");
+    let out = fixture.run(&["show", "solo", "--project-dir", "project"]);
+    assert!(
+        out.stdout.starts_with("Loading: solo:solo\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn v1_manifest_is_read() {
     let fixture = Fixture::new().with_home("plugin-v1");
     assert_eq!(names(&fixture, &["--no-project"]), ["legacy:legacy-skill"]);

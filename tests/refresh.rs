@@ -117,6 +117,49 @@ async fn watching_sees_add_modify_delete_and_notifies() {
 }
 
 #[tokio::test]
+async fn a_folder_deleted_and_created_again_is_watched_again() {
+    let fixture = tree();
+    let mut server = serve(&fixture, &["--refresh-interval", "0"]).await;
+    std::fs::remove_dir_all(fixture.path("skills/alpha")).unwrap();
+    fixture.write("skills/alpha/SKILL.md", &skill("alpha", "Version two."));
+    assert!(notified(&mut server, NOTIFY_WITHIN).await);
+    drain(&mut server, Duration::from_millis(500)).await;
+    assert!(server.description().await.contains("- alpha: Version two."));
+    // The new folder is watched: editing it is seen too.
+    fixture.write("skills/alpha/SKILL.md", &skill("alpha", "Version three."));
+    assert!(
+        notified(&mut server, NOTIFY_WITHIN).await,
+        "the recreated folder is watched"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("- alpha: Version three.")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_skill_md_added_at_the_depth_limit_is_noticed() {
+    let fixture = tree();
+    std::fs::create_dir_all(fixture.path("skills/a/b/c/d")).unwrap();
+    let mut server = serve(&fixture, &["--refresh-interval", "0"]).await;
+    fixture.write(
+        "skills/a/b/c/d/SKILL.md",
+        &skill("four-down", "At depth four."),
+    );
+    assert!(notified(&mut server, NOTIFY_WITHIN).await);
+    assert!(
+        server
+            .description()
+            .await
+            .contains("- four-down: At depth four.")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn polling_without_watching_sees_add_modify_delete() {
     let fixture = tree();
     let mut server = serve(&fixture, &["--no-watch", "--refresh-interval", "1"]).await;

@@ -347,8 +347,17 @@ async fn ambiguous_short_name_lists_every_candidate() {
 #[tokio::test]
 async fn unreadable_file_at_call_time_is_a_tool_error_and_vanished_skill_is_not_found() {
     let fixture = Fixture::new();
+    // Neither the watcher nor the interval may refresh behind the test's back.
     let server = fixture
-        .serve(&["--skills-dir", "custom", "--no-user", "--no-project"])
+        .serve(&[
+            "--skills-dir",
+            "custom",
+            "--no-user",
+            "--no-project",
+            "--no-watch",
+            "--refresh-interval",
+            "0",
+        ])
         .await;
 
     // Replace a SKILL.md with a directory after start-up.
@@ -359,7 +368,7 @@ async fn unreadable_file_at_call_time_is_a_tool_error_and_vanished_skill_is_not_
     assert!(is_error(&result));
     assert_eq!(
         text(&result),
-        "Skill 'canvas-design' could not be read: not a regular file. The skill list is being refreshed; try again, or pick another skill."
+        "Skill 'canvas-design' could not be read: not a regular file. The file must be fixed before the skill can be used (`skillserve check` shows how); do not retry, pick another skill or tell the user."
     );
 
     // Delete a skill folder: the answer is "not found", never an I/O error.
@@ -374,7 +383,10 @@ async fn unreadable_file_at_call_time_is_a_tool_error_and_vanished_skill_is_not_
     assert!(!server.description().await.contains("code-fences"));
 
     let (_, stderr) = server.stop().await;
-    assert!(stderr.contains("cannot read SKILL.md"), "{stderr}");
+    assert!(
+        stderr.contains("cannot read SKILL.md of 'canvas-design': not a regular file"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
