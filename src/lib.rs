@@ -18,4 +18,5 @@ pub mod roots;
 pub mod scan;
 pub mod server;
 pub mod snapshot;
+pub mod stdio;
 pub mod watch;

@@ -21,6 +21,7 @@ use crate::config::{Config, ServeOptions};
 use crate::diagnostic::Severity;
 use crate::registry::Registry;
 use crate::render;
+use crate::stdio;
 use crate::watch;
 
 /// The one tool's name.
@@ -159,6 +160,18 @@ impl ServerHandler for SkillServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // Params that were not an object at all (see `stdio`).
+        if let Some(problem) = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get(stdio::INVALID_PARAMS_KEY))
+            .and_then(Value::as_str)
+        {
+            return Err(ErrorData::invalid_params(
+                format!("invalid params for {}: {problem}", request.method),
+                None,
+            ));
+        }
         let problem = match request.method.as_str() {
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
             "tools/list" => request.params_as::<PaginatedRequestParams>().err(),
@@ -203,7 +216,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
 
     let server = SkillServer::new(Arc::clone(&registry));
     let running = tokio::select! {
-        running = server.serve(rmcp::transport::stdio_pipes()) => match running {
+        running = server.serve(stdio::pipes()) => match running {
             Ok(running) => running,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(Stop::Eof),
             Err(err) => return Err(anyhow::anyhow!("MCP handshake failed: {err}")),

@@ -511,6 +511,10 @@ fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "skill", "arguments": {"name": "good"}}}),
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "skill", "arguments": {"name": "bad-yaml"}}}),
         json!({"jsonrpc": "2.0", "id": 5, "method": "no/such/method"}),
+        // Params that are not an object still get an answer (-32602).
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": 5}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": ["skill"]}),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": null}),
     ];
     for message in &messages {
         writeln!(stdin, "{message}").unwrap();
@@ -521,7 +525,7 @@ fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ids = HashSet::new();
     let mut lines = stdout.lines();
-    while ids.len() < 6 {
+    while ids.len() < 9 {
         let line = lines.next().expect("a response line").unwrap();
         let message: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
@@ -538,6 +542,18 @@ fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
             }
             if id == 5 {
                 assert_eq!(message["error"]["code"], -32601);
+            }
+            if id == 6 || id == 7 {
+                assert_eq!(message["error"]["code"], -32602, "{line}");
+                assert!(
+                    message["error"]["message"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("invalid params for tools/call: params must be an object")
+                );
+            }
+            if id == 8 {
+                assert_eq!(message["result"]["tools"][0]["name"], "skill", "{line}");
             }
         }
     }
