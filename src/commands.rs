@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::contents::Contents;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::lint;
@@ -208,7 +209,7 @@ pub fn show(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    match registry::answer(snapshot, name, max_file_bytes) {
+    match registry::answer(snapshot, name, &Contents::new(max_file_bytes)) {
         Answer::Loaded(text) => {
             out.write_all(text.as_bytes())?;
             Ok(ExitCode::Success)

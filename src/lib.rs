@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod contents;
 pub mod diagnostic;
 pub mod exit_codes;
 pub mod lint;

@@ -91,11 +91,7 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
         _ => {}
     }
 
-    let description = fields
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let chars = description.trim().chars().count();
+    let chars = skill.parsed.description_chars;
     if chars > MAX_DESCRIPTION_CHARS {
         out.push(Finding::error(
             "description-too-long",

@@ -231,12 +231,13 @@ mod tests {
             dir: format!("/skills/{name}").into(),
             file: format!("/skills/{name}/SKILL.md").into(),
             source: Source::User,
-            root: "/skills".into(),
+            root: std::path::Path::new("/skills").into(),
             plugin: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),
                 description: description.into(),
                 fields: Default::default(),
+                description_chars: description.chars().count(),
                 findings: Vec::new(),
             }),
         }

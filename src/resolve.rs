@@ -40,7 +40,8 @@ const THRESHOLD: f64 = 0.75;
 ///
 /// Each skill is compared by its full name, short name and folder name; the best
 /// of the three counts. Similarity is the largest of Jaro-Winkler (good at typos
-/// and shared prefixes), normalised Damerau-Levenshtein (good at transpositions)
+/// and shared prefixes), normalised optimal-string-alignment distance (good at
+/// transpositions)
 /// and a containment score (for `pdf` vs `pdf-tools`), after treating `_`, space
 /// and `-` as the same character.
 pub fn suggest<'a>(snapshot: &'a Snapshot, query: &str, limit: usize) -> Vec<&'a Skill> {
@@ -48,21 +49,29 @@ pub fn suggest<'a>(snapshot: &'a Snapshot, query: &str, limit: usize) -> Vec<&'a
     if query.is_empty() {
         return Vec::new();
     }
-    let mut scored: Vec<(f64, usize)> = snapshot
-        .skills()
-        .iter()
-        .enumerate()
-        .filter_map(|(index, skill)| {
-            let score = [
-                similarity(&query, &normalize(&skill.name)),
-                similarity(&query, &normalize(skill.short_name())),
-                similarity(&query, &normalize(&skill.folder())),
-            ]
-            .into_iter()
-            .fold(0.0, f64::max);
-            (score >= THRESHOLD).then_some((score, index))
-        })
-        .collect();
+    // One buffer for every candidate: this runs over all skills on each miss.
+    let mut candidate = String::new();
+    let mut scored: Vec<(f64, usize)> = Vec::new();
+    for (index, skill) in snapshot.skills().iter().enumerate() {
+        let name = skill.name.as_str();
+        let short = skill.short_name();
+        let folder = skill.folder();
+        // The short name and the folder name often repeat the name.
+        let texts = [
+            Some(name),
+            (short != name).then_some(short),
+            (folder != name && folder != short).then_some(folder.as_str()),
+        ];
+        let mut score: f64 = 0.0;
+        for text in texts.into_iter().flatten() {
+            candidate.clear();
+            candidate.extend(normalized_chars(text));
+            score = score.max(similarity(&query, &candidate));
+        }
+        if score >= THRESHOLD {
+            scored.push((score, index));
+        }
+    }
     // Best score first; among equals, display order.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored
@@ -73,16 +82,18 @@ pub fn suggest<'a>(snapshot: &'a Snapshot, query: &str, limit: usize) -> Vec<&'a
 }
 
 fn normalize(name: &str) -> String {
-    name.to_lowercase()
-        .chars()
-        .map(|c| {
-            if c == '_' || c.is_whitespace() {
-                '-'
-            } else {
-                c
-            }
-        })
-        .collect()
+    normalized_chars(name).collect()
+}
+
+/// Lowercase, with `_` and whitespace read as `-`.
+fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
+    name.chars().flat_map(char::to_lowercase).map(|c| {
+        if c == '_' || c.is_whitespace() {
+            '-'
+        } else {
+            c
+        }
+    })
 }
 
 fn similarity(query: &str, candidate: &str) -> f64 {
@@ -90,17 +101,18 @@ fn similarity(query: &str, candidate: &str) -> f64 {
         return 1.0;
     }
     // Ratios punish short names: `pfd` vs `pdf` is one transposition but only
-    // 67% similar. One or two edits are a typo, whatever the length.
-    let edits = strsim::damerau_levenshtein(query, candidate);
+    // 67% similar. One or two edits are a typo, whatever the length. Optimal
+    // string alignment counts adjacent transpositions like Damerau-Levenshtein
+    // without its per-call hash map (a miss at 10,000 skills: 43 ms before).
+    let edits = strsim::osa_distance(query, candidate);
     let longest = query.chars().count().max(candidate.chars().count());
     let typo = match edits {
         1 if longest >= 3 => 0.85,
         2 if longest >= 6 => 0.78,
         _ => 0.0,
     };
-    let mut score = strsim::jaro_winkler(query, candidate)
-        .max(strsim::normalized_damerau_levenshtein(query, candidate))
-        .max(typo);
+    let ratio = 1.0 - edits as f64 / longest.max(1) as f64;
+    let mut score = strsim::jaro_winkler(query, candidate).max(ratio).max(typo);
     let (short, long) = if query.len() <= candidate.len() {
         (query, candidate)
     } else {

@@ -84,9 +84,10 @@ pub struct Dirs {
     /// Directories whose entries were listed: roots and the folders between a
     /// root and its skills. Any change in them may add or remove a skill.
     pub listed: Vec<PathBuf>,
-    /// Skill folders (including ones with a broken `SKILL.md`): only their
-    /// `SKILL.md` matters.
-    pub skills: Vec<PathBuf>,
+    /// Folders where only a `SKILL.md` matters, other than the folders of the
+    /// skills the scan loaded (those are in the snapshot already): folders
+    /// with a broken `SKILL.md`, duplicates, and folders at the depth limit.
+    pub other_skill_dirs: Vec<PathBuf>,
 }
 
 /// Parsed frontmatter (or the reason it failed) by path, valid while the
@@ -106,13 +107,11 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
         let mut hits = Vec::new();
         walk(root, &mut hits, &mut out);
         let before = out.skills.len();
-        out.dirs
-            .skills
-            .extend(hits.iter().map(|hit| hit.dir.clone()));
         for hit in hits {
             // The same target reached through another path (a symlink into
             // another root, say) is loaded once, at its first (highest) place.
             if cfg!(unix) && !seen_files.insert(hit.stamp.id) {
+                out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }
             let cached = cache
@@ -142,7 +141,10 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
                         parsed: Arc::clone(parsed),
                     });
                 }
-                Err(finding) => out.diagnostics.push(finding.clone().at(&hit.file)),
+                Err(finding) => {
+                    out.diagnostics.push(finding.clone().at(&hit.file));
+                    out.dirs.other_skill_dirs.push(hit.dir.clone());
+                }
             }
             next_cache.insert(hit.file, (hit.stamp, result));
         }
@@ -309,7 +311,7 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
             }
             Probe::Broken(diagnostic) => {
                 diagnostics.push(diagnostic);
-                out.dirs.skills.push(root.path.clone());
+                out.dirs.other_skill_dirs.push(root.path.clone());
                 return;
             }
             Probe::NotSkill if root.layout == Layout::Skill => {
@@ -366,7 +368,7 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
                 }),
                 Probe::Broken(diagnostic) => {
                     diagnostics.push(diagnostic);
-                    out.dirs.skills.push(path);
+                    out.dirs.other_skill_dirs.push(path);
                 }
                 Probe::NotSkill if depth < MAX_DEPTH => {
                     let mut ancestors = frame.ancestors.clone();
@@ -379,7 +381,7 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
                 }
                 Probe::NotSkill => {
                     // Watched for a SKILL.md appearing, like a skill folder.
-                    out.dirs.skills.push(path.clone());
+                    out.dirs.other_skill_dirs.push(path.clone());
                     not_descended.push(path);
                 }
             }

@@ -7,7 +7,7 @@
 //! `check` can show it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, Finding};
@@ -25,8 +25,8 @@ pub struct Skill {
     /// The SKILL.md read at call time.
     pub file: PathBuf,
     pub source: Source,
-    /// The root the skill was found in.
-    pub root: PathBuf,
+    /// The root the skill was found in (shared by all its skills).
+    pub root: Arc<Path>,
     /// The plugin that provides it (plugin skills only).
     pub plugin: Option<Arc<Plugin>>,
     pub parsed: Arc<Parsed>,
@@ -96,6 +96,8 @@ impl Snapshot {
             dirs,
         } = scan;
 
+        let root_paths: Vec<Arc<Path>> =
+            roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
         let mut winners: Vec<Skill> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
@@ -106,7 +108,7 @@ impl Snapshot {
                 dir: found.dir,
                 file: found.file,
                 source: root.source,
-                root: root.path.clone(),
+                root: Arc::clone(&root_paths[found.root]),
                 plugin: root.plugin.clone(),
                 parsed: found.parsed,
             };

@@ -35,22 +35,25 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A burst that never goes quiet still refreshes this often.
 const MAX_DELAY: Duration = Duration::from_secs(1);
 
-/// Which events in a watched directory matter.
+/// Which events in a watched directory matter. Kept small: there is one per
+/// skill folder.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Interest {
     /// Any entry (a listed directory).
     any: bool,
-    /// Entries with these names (`SKILL.md` in a skill folder, a settings file).
-    names: HashSet<String>,
+    /// `SKILL.md` / `skill.md` (a skill folder).
+    skill_md: bool,
+    /// Entries with these names (a settings file in `~/.claude`).
+    names: Vec<Box<str>>,
     /// Paths below the directory that do not exist yet; an event on any
     /// ancestor of one of them (or on it) matters.
-    toward: HashSet<PathBuf>,
+    toward: Vec<PathBuf>,
 }
 
 /// The directories to watch and what matters in each.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Plan {
-    dirs: HashMap<PathBuf, Interest>,
+    dirs: HashMap<Arc<Path>, Interest>,
 }
 
 impl Plan {
@@ -60,10 +63,15 @@ impl Plan {
         for dir in &snapshot.dirs.listed {
             plan.entry(dir).any = true;
         }
-        for dir in &snapshot.dirs.skills {
-            let names = &mut plan.entry(dir).names;
-            names.insert("SKILL.md".into());
-            names.insert("skill.md".into());
+        let loaded = snapshot
+            .skills()
+            .iter()
+            .chain(snapshot.shadowed().iter().map(|s| &s.skill));
+        for dir in loaded
+            .map(|s| &s.dir)
+            .chain(&snapshot.dirs.other_skill_dirs)
+        {
+            plan.entry(dir).skill_md = true;
         }
         for missing in &snapshot.missing_roots {
             plan.toward(missing);
@@ -73,9 +81,7 @@ impl Plan {
                 continue;
             };
             if dir.is_dir() {
-                plan.entry(dir)
-                    .names
-                    .insert(name.to_string_lossy().into_owned());
+                plan.entry(dir).names.push(name.to_string_lossy().into());
             } else {
                 plan.toward(file);
             }
@@ -84,19 +90,22 @@ impl Plan {
     }
 
     fn entry(&mut self, dir: &Path) -> &mut Interest {
-        self.dirs.entry(dir.to_path_buf()).or_default()
+        if !self.dirs.contains_key(dir) {
+            self.dirs.insert(Arc::from(dir), Interest::default());
+        }
+        self.dirs.get_mut(dir).expect("inserted above")
     }
 
     /// Watch the nearest existing ancestor of `missing` for it to appear.
     fn toward(&mut self, missing: &Path) {
         if let Some(existing) = missing.ancestors().skip(1).find(|a| a.is_dir()) {
-            self.entry(existing).toward.insert(missing.to_path_buf());
+            self.entry(existing).toward.push(missing.to_path_buf());
         }
     }
 
     /// The directories to watch.
-    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
-        self.dirs.keys().map(PathBuf::as_path)
+    fn dirs(&self) -> impl Iterator<Item = &Arc<Path>> {
+        self.dirs.keys()
     }
 
     /// Whether `event` can change what a scan finds.
@@ -122,8 +131,10 @@ impl Plan {
         let Some(interest) = self.dirs.get(parent) else {
             return false;
         };
+        let name = name.to_string_lossy();
         interest.any
-            || interest.names.contains(name.to_string_lossy().as_ref())
+            || (interest.skill_md && (name == "SKILL.md" || name == "skill.md"))
+            || interest.names.iter().any(|n| **n == *name)
             || interest
                 .toward
                 .iter()
@@ -175,7 +186,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 if let Ok(event) = &event {
                     tracing::debug!(kind = ?event.kind, paths = ?event.paths, "change detected");
                 }
-                if !debounce(&mut incoming).await {
+                if !debounce(&mut incoming, &mut state).await {
                     return;
                 }
                 registry.request_refresh();
@@ -196,28 +207,39 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     }
 }
 
-/// Waits until events stop for [`DEBOUNCE`] (at most [`MAX_DELAY`]). Returns
-/// false when the event channel closed.
-async fn debounce(incoming: &mut mpsc::UnboundedReceiver<notify::Result<notify::Event>>) -> bool {
+/// Waits until events stop for [`DEBOUNCE`] (at most [`MAX_DELAY`]), letting
+/// `state` see each of them (a folder removed during the burst must be
+/// forgotten too). Returns false when the event channel closed.
+async fn debounce(
+    incoming: &mut mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
+    state: &mut Watched,
+) -> bool {
     let give_up = Instant::now() + MAX_DELAY;
     loop {
         let quiet_until = (Instant::now() + DEBOUNCE).min(give_up);
         match tokio::time::timeout_at(quiet_until, incoming.recv()).await {
-            Ok(Some(_)) if Instant::now() < give_up => continue,
+            Ok(Some(event)) => {
+                if let Ok(event) = &event {
+                    state.forget_removed(event);
+                }
+                if Instant::now() >= give_up {
+                    return true;
+                }
+            }
             Ok(None) => return false,
-            _ => return true,
+            Err(_) => return true,
         }
     }
 }
 
-/// What is being watched.
+/// What is being watched. The paths are shared with the plan.
 #[derive(Debug, Default)]
 struct Watched {
     /// Folders with a live watch.
-    ok: HashSet<PathBuf>,
+    ok: HashSet<Arc<Path>>,
     /// Folders that could not be watched (permissions, the inotify limit).
     /// Not retried, and not logged again, while they stay in the plan.
-    failed: HashSet<PathBuf>,
+    failed: HashSet<Arc<Path>>,
 }
 
 impl Watched {
@@ -231,8 +253,8 @@ impl Watched {
         );
         if gone {
             for path in &event.paths {
-                self.ok.remove(path);
-                self.failed.remove(path);
+                self.ok.remove(path.as_path());
+                self.failed.remove(path.as_path());
             }
         }
     }
@@ -249,14 +271,18 @@ async fn rearm(
     let loaded = registry.current();
     let files = plugins::config_files(registry.config());
     let plan = Plan::new(&loaded.snapshot, &files);
-    let wanted: HashSet<PathBuf> = plan.dirs().map(Path::to_path_buf).collect();
-    state.failed.retain(|dir| wanted.contains(dir));
-    let add: Vec<PathBuf> = wanted
-        .iter()
+    state.failed.retain(|dir| plan.dirs.contains_key(dir));
+    let add: Vec<Arc<Path>> = plan
+        .dirs()
         .filter(|dir| !state.ok.contains(*dir) && !state.failed.contains(*dir))
         .cloned()
         .collect();
-    let remove: Vec<PathBuf> = state.ok.difference(&wanted).cloned().collect();
+    let remove: Vec<Arc<Path>> = state
+        .ok
+        .iter()
+        .filter(|dir| !plan.dirs.contains_key(*dir))
+        .cloned()
+        .collect();
     if add.is_empty() && remove.is_empty() {
         return (plan, false);
     }
@@ -278,6 +304,9 @@ async fn rearm(
         for dir in add {
             match watcher.watch(&dir, RecursiveMode::NonRecursive) {
                 Ok(()) => added.push(dir),
+                // Gone since the scan: not a lasting failure. If it comes
+                // back, its parent's event leads to a refresh and a new try.
+                Err(err) if is_missing(&err) => {}
                 Err(err) => {
                     if failed.is_empty() {
                         tracing::warn!("cannot watch {}: {err}; {fallback}", dir.display());
@@ -298,10 +327,19 @@ async fn rearm(
     for dir in &removed {
         state.ok.remove(dir);
     }
+
     let grew = !added.is_empty() && !first;
     state.ok.extend(added);
     state.failed.extend(failed);
     (plan, grew)
+}
+
+fn is_missing(err: &notify::Error) -> bool {
+    match &err.kind {
+        notify::ErrorKind::PathNotFound => true,
+        notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::NotFound,
+        _ => false,
+    }
 }
 
 fn fallback(interval: Option<Duration>) -> String {
@@ -324,12 +362,10 @@ mod tests {
     fn plan() -> Plan {
         let mut plan = Plan::default();
         plan.entry(Path::new("/root")).any = true;
-        plan.entry(Path::new("/root/pdf"))
-            .names
-            .insert("SKILL.md".into());
+        plan.entry(Path::new("/root/pdf")).skill_md = true;
         plan.entry(Path::new("/home"))
             .toward
-            .insert("/home/.claude/skills".into());
+            .push("/home/.claude/skills".into());
         plan
     }
 

@@ -62,12 +62,13 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         file: dir.join("SKILL.md"),
         dir,
         source: Source::User,
-        root: "/skills".into(),
+        root: std::path::Path::new("/skills").into(),
         plugin: None,
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
             description: parse::one_line(description),
             fields: Default::default(),
+            description_chars: description.chars().count(),
             findings: Vec::new(),
         }),
     }
