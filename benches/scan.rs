@@ -42,36 +42,63 @@ const BUDGET: usize = skillserve::config::DEFAULT_DESCRIPTION_BUDGET;
 #[divan::bench(args = [1_000, 10_000], sample_count = 20)]
 fn load_cold(bencher: Bencher, n: usize) {
     let config = config_for(corpus(n));
-    let skills = registry::load(&config, &mut Cache::default())
+    let skills = registry::load(&config, &mut Cache::default(), None)
         .skills()
         .len();
     assert_eq!(skills, n, "the corpus at {n} should yield {n} skills");
     bencher
         .counter(ItemsCount::new(n))
-        .bench_local(|| registry::load(&config, &mut Cache::default()));
+        .bench_local(|| registry::load(&config, &mut Cache::default(), None));
 }
 
 /// Rescanning an unchanged tree with a warm cache (the periodic refresh): the
-/// walk and one `stat` per SKILL.md, no file opened.
+/// walk and one `stat` per SKILL.md, no file opened, and the previous
+/// snapshot's index shared rather than rebuilt.
 #[divan::bench(args = [10_000], sample_count = 20)]
 fn load_warm_rescan(bencher: Bencher, n: usize) {
     let config = config_for(corpus(n));
     let mut cache = Cache::default();
-    let first = registry::load(&config, &mut cache);
+    let first = registry::load(&config, &mut cache, None);
     assert_eq!(first.files_parsed, n, "the cold load parses every file");
-    let warm = registry::load(&config, &mut cache);
+    let warm = registry::load(&config, &mut cache, Some(&first));
     eprintln!(
-        "load_warm_rescan({n}): files_parsed after warm-up = {} (skills = {})",
+        "load_warm_rescan({n}): files_parsed after warm-up = {} (skills = {}, index shared = {})",
         warm.files_parsed,
-        warm.skills().len()
+        warm.skills().len(),
+        warm.same_skills(&first)
     );
     assert_eq!(
         warm.files_parsed, 0,
         "a rescan of an unchanged tree must not open any SKILL.md"
     );
+    assert!(
+        warm.same_skills(&first),
+        "an unchanged tree shares its index"
+    );
     bencher
         .counter(ItemsCount::new(n))
-        .bench_local(|| registry::load(&config, &mut cache));
+        .bench_local(|| registry::load(&config, &mut cache, Some(&first)));
+}
+
+/// A rescan after one SKILL.md changed: one file parsed, the index rebuilt.
+#[divan::bench(args = [10_000], sample_count = 20)]
+fn load_after_one_change(bencher: Bencher, n: usize) {
+    let dir = corpus(n);
+    let config = config_for(dir.clone());
+    let mut cache = Cache::default();
+    let mut previous = registry::load(&config, &mut cache, None);
+    let victim = previous.skills()[n / 2].file.clone();
+    let file = std::fs::File::options().write(true).open(&victim).unwrap();
+    let mut tick = 0u64;
+    bencher.counter(ItemsCount::new(n)).bench_local(|| {
+        // A new modification time is a change as far as the cache can tell.
+        tick += 1;
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + tick);
+        file.set_modified(when).unwrap();
+        let next = registry::load(&config, &mut cache, Some(&previous));
+        assert_eq!(next.files_parsed, 1);
+        previous = next;
+    });
 }
 
 // ---------------------------------------------------------------- resolution
@@ -176,7 +203,7 @@ fn snapshot(n: usize) -> &'static Snapshot {
         .get_or_insert_with(HashMap::new)
         .entry(n)
         .or_insert_with(|| {
-            let snapshot = registry::load(&config_for(corpus(n)), &mut Cache::default());
+            let snapshot = registry::load(&config_for(corpus(n)), &mut Cache::default(), None);
             assert_eq!(snapshot.skills().len(), n);
             Box::leak(Box::new(snapshot))
         })

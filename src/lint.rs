@@ -70,25 +70,24 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
         Some(plugin) if plugin.install_path == skill.dir => None,
         _ => Some(folder_name(&skill.dir)),
     };
-    // After a fallback to the folder name, `name-fallback` has said enough.
     let fell_back = skill
         .parsed
         .findings
         .iter()
         .any(|f| f.code == "name-fallback");
-    match fields.get("name") {
-        _ if fell_back => {}
-        None | Some(Value::Null) if has_frontmatter => out.push(Finding::warning(
+    if fell_back {
+        // `name-fallback` has said enough.
+    } else if skill.parsed.name_given {
+        out.extend(name_rules(&skill.parsed.name, own_folder.as_deref()));
+    } else if has_frontmatter {
+        out.push(Finding::warning(
             "name-missing",
             format!(
-                "no `name` (the spec requires one); the folder name '{}' is used",
-                skill.folder()
+                "no `name` (the spec requires one); '{}' is used",
+                skill.parsed.name
             ),
-            format!("add `name: {}`", skill.folder()),
-        )),
-        Some(Value::String(name)) => out.extend(name_rules(name, own_folder.as_deref())),
-        Some(Value::Number(n)) => out.extend(name_rules(&n.to_string(), own_folder.as_deref())),
-        _ => {}
+            format!("add `name: {}`", skill.parsed.name),
+        ));
     }
 
     let chars = skill.parsed.description_chars;

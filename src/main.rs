@@ -54,11 +54,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return serve(config, options);
         }
         Some(Command::List { json, all }) => {
-            let snapshot = registry::load(&config, &mut Cache::default());
+            let snapshot = registry::load(&config, &mut Cache::default(), None);
             commands::list(&snapshot, *json, *all, &mut out)?
         }
         Some(Command::Show { name }) => {
-            let snapshot = registry::load(&config, &mut Cache::default());
+            let snapshot = registry::load(&config, &mut Cache::default(), None);
             commands::show(
                 &snapshot,
                 name,
@@ -68,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?
         }
         Some(Command::Check { json }) => {
-            let snapshot = registry::load(&config, &mut Cache::default());
+            let snapshot = registry::load(&config, &mut Cache::default(), None);
             commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
         }
     };

@@ -26,10 +26,12 @@ use crate::diagnostic::Finding;
 pub struct Parsed {
     /// The frontmatter `name`, or the folder name when it has none.
     pub name: String,
+    /// Whether `name` came from the frontmatter (not the folder).
+    pub name_given: bool,
     /// One line, whitespace collapsed; may be empty (with a warning).
     pub description: String,
-    /// Every frontmatter key but `description`, as JSON values (numbers stay
-    /// numbers). The description is kept once, above, to save memory.
+    /// Every frontmatter key but `name` and `description` (kept above), as JSON
+    /// values (numbers stay numbers).
     pub fields: Map<String, Value>,
     /// Characters in the frontmatter `description` as written (before it was
     /// put on one line), for the specification's length limit.
@@ -287,7 +289,12 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         Err(finding) => return Step::Done(Err(finding)),
     };
 
-    let name = match fields.get("name").map(scalar) {
+    // `name` and `description` are kept once, in their own fields: a map
+    // holding either would cost a map node per skill (~600 bytes).
+    let mut fields = fields;
+    let raw_name = fields.remove("name");
+    let mut name_given = false;
+    let name = match raw_name.as_ref().map(scalar) {
         None | Some(Scalar::Null) => folder.to_owned(),
         Some(Scalar::Text(name)) => {
             let name = name.trim();
@@ -300,6 +307,7 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
                 ));
                 folder.to_owned()
             } else {
+                name_given = true;
                 name.to_owned()
             }
         }
@@ -309,8 +317,11 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         }
     };
 
-    let mut fields = fields;
     let raw_description = fields.remove("description");
+    if fields.is_empty() {
+        // An emptied map still holds its node; most skills have no other keys.
+        fields = Map::new();
+    }
     let description_chars = match &raw_description {
         Some(Value::String(text)) => text.trim().chars().count(),
         _ => 0,
@@ -353,6 +364,7 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
 
     Step::Done(Ok(Parsed {
         name,
+        name_given,
         description,
         fields,
         description_chars,
@@ -730,6 +742,7 @@ mod tests {
         let p = parse("---\nname: x\ndescription: d\nmetadata:\n  a: b\nversion: 2\n---\n");
         assert_eq!(p.fields["metadata"]["a"], "b");
         assert_eq!(p.fields["version"], 2);
+        assert!(!p.fields.contains_key("name") && !p.fields.contains_key("description"));
     }
 
     #[test]

@@ -31,14 +31,15 @@ pub struct Loaded {
     pub description: String,
 }
 
-/// Scans everything `config` points at once, filling `cache`.
-pub fn load(config: &Config, cache: &mut Cache) -> Snapshot {
+/// Scans everything `config` points at once, filling `cache`. `previous`, the
+/// snapshot this one replaces, lends its index when nothing changed.
+pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> Snapshot {
     let mut roots = roots::roots(config);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
     let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
     scan.diagnostics.extend(plugins.diagnostics);
-    Snapshot::build(roots, scan)
+    Snapshot::build(roots, scan, previous)
 }
 
 /// What a `skill` call with some name returns.
@@ -144,7 +145,7 @@ impl Registry {
     /// Scans once (blocking) and returns the registry holding the result.
     pub fn new(config: Config, budget: usize) -> Registry {
         let mut cache = Cache::default();
-        let snapshot = load(&config, &mut cache);
+        let snapshot = load(&config, &mut cache, None);
         let description = render::tool_description(snapshot.skills(), budget);
         Registry {
             contents: Contents::new(config.max_file_bytes),
@@ -268,18 +269,29 @@ impl Registry {
     /// when the description changed.
     fn refresh_blocking(&self) {
         let started = Instant::now();
+        // Refreshes never overlap, so this is the snapshot being replaced.
+        let previous = self.current();
         let snapshot = {
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            load(&self.config, &mut cache)
+            load(&self.config, &mut cache, Some(&previous.snapshot))
         };
-        let description = render::tool_description(snapshot.skills(), self.budget);
-        let previous = self.current.swap(Arc::new(Loaded {
+        let unchanged = snapshot.same_skills(&previous.snapshot);
+        let description = if unchanged {
+            previous.description.clone()
+        } else {
+            render::tool_description(snapshot.skills(), self.budget)
+        };
+        let current = Arc::new(Loaded {
             snapshot,
             description,
-        }));
-        let current = self.current.load();
+        });
+        self.current.store(Arc::clone(&current));
         let changed = previous.description != current.description;
-        let delta = Delta::between(&previous.snapshot, &current.snapshot);
+        let delta = if unchanged {
+            Delta::default()
+        } else {
+            Delta::between(&previous.snapshot, &current.snapshot)
+        };
         let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
             match diagnostic.severity {

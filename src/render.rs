@@ -235,6 +235,7 @@ mod tests {
             plugin: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),
+                name_given: true,
                 description: description.into(),
                 fields: Default::default(),
                 description_chars: description.chars().count(),

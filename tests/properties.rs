@@ -66,6 +66,7 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         plugin: None,
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
+            name_given: true,
             description: parse::one_line(description),
             fields: Default::default(),
             description_chars: description.chars().count(),
@@ -111,7 +112,7 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
             .collect(),
         ..Scan::default()
     };
-    Snapshot::build(vec![root], scan)
+    Snapshot::build(vec![root], scan, None)
 }
 
 proptest! {
