@@ -98,7 +98,7 @@ def corpus(n, root, make_corpus):
 class Server:
     """One skillserve process driven over its stdin/stdout pipes."""
 
-    def __init__(self, binary, skills_dir, home, timeout):
+    def __init__(self, binary, skills_dir, home, timeout, extra_args=()):
         self.timeout = timeout
         self.stderr = tempfile.TemporaryFile()
         env = {
@@ -109,7 +109,7 @@ class Server:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [os.path.abspath(binary), "--skills-dir", os.path.abspath(skills_dir),
-             "--no-user", "--no-project", "--no-plugins"],
+             "--no-user", "--no-project", "--no-plugins", *extra_args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

@@ -14,6 +14,7 @@ use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
 
 fn main() {
+    limit_malloc_arenas();
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,
@@ -30,6 +31,22 @@ fn main() {
     // process alive after the server has stopped.
     std::process::exit(code.code());
 }
+
+/// glibc gives each thread that allocates a heap arena of its own, and memory
+/// freed in one arena is not reused by another. With the scan's and the
+/// watcher's threads that cost about 7 MiB at 10,000 skills (36.5 against
+/// 29.5 MiB resident, measured); one arena costs no start-up time (measured).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn limit_malloc_arenas() {
+    // SAFETY: mallopt only changes allocator parameters, and this runs first
+    // thing in main, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limit_malloc_arenas() {}
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.downcast_ref::<std::io::Error>()

@@ -299,3 +299,54 @@ fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
         "rename one of them (names compare case-insensitively) or delete the copy you do not want",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::Layout;
+    use crate::scan::{Cache, scan};
+
+    fn write(dir: &Path, name: &str, description: &str) {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        let text = format!("---\nname: {name}\ndescription: {description}\n---\n");
+        std::fs::write(dir.join(name).join("SKILL.md"), text).unwrap();
+    }
+
+    #[test]
+    fn an_unchanged_rescan_shares_the_index_and_a_change_rebuilds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a", "one");
+        write(dir.path(), "b", "two");
+        let roots = vec![Root::new(
+            dir.path().to_path_buf(),
+            Source::User,
+            Layout::Folders,
+        )];
+        let mut cache = Cache::default();
+        let first = Snapshot::build(roots.clone(), scan(&roots, 1 << 20, &mut cache), None);
+        let same = Snapshot::build(
+            roots.clone(),
+            scan(&roots, 1 << 20, &mut cache),
+            Some(&first),
+        );
+        assert!(same.same_skills(&first));
+
+        write(dir.path(), "b", "two, edited");
+        let changed = Snapshot::build(
+            roots.clone(),
+            scan(&roots, 1 << 20, &mut cache),
+            Some(&same),
+        );
+        assert!(!changed.same_skills(&same));
+        assert_eq!(changed.skills()[1].description(), "two, edited");
+
+        std::fs::remove_dir_all(dir.path().join("a")).unwrap();
+        let fewer = Snapshot::build(
+            roots.clone(),
+            scan(&roots, 1 << 20, &mut cache),
+            Some(&changed),
+        );
+        assert!(!fewer.same_skills(&changed));
+        assert_eq!(fewer.skills().len(), 1);
+    }
+}
