@@ -91,20 +91,33 @@ fn hostile() -> Fixture {
     fixture
 }
 
-/// As root, permissions do not stop reads; run the child as `nobody` so that
-/// the locked folder really is unreadable.
-fn as_unprivileged(command: &mut std::process::Command) {
-    if running_as_root() {
-        std::os::unix::process::CommandExt::uid(command, 65534);
+/// The binary with `args`, run as `nobody` when the tests run as root (root
+/// reads anything, so the locked folder would not be locked). `nobody` may not
+/// reach the build directory, so it runs a copy kept in the fixture.
+fn unprivileged(fixture: &Fixture, args: &[&str]) -> std::process::Command {
+    if !running_as_root() {
+        return fixture.command(args);
     }
+    let copy = fixture.path("bin/skillserve");
+    if !copy.exists() {
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(common::BIN, &copy).unwrap();
+        std::fs::set_permissions(
+            copy.parent().unwrap(),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut command = fixture.command_of(&copy, args);
+    std::os::unix::process::CommandExt::uid(&mut command, 65534);
+    command
 }
 
 fn served_names(fixture: &Fixture) -> BTreeSet<String> {
     let mut args = vec!["list", "--json"];
     args.extend_from_slice(ARGS);
-    let mut command = fixture.command(&args);
-    as_unprivileged(&mut command);
-    let out = command.output().unwrap();
+    let out = unprivileged(fixture, &args).output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -157,9 +170,7 @@ fn check_names_every_problem_with_its_file() {
     let fixture = hostile();
     let mut args = vec!["check", "--json"];
     args.extend_from_slice(ARGS);
-    let mut command = fixture.command(&args);
-    as_unprivileged(&mut command);
-    let out = command.output().unwrap();
+    let out = unprivileged(&fixture, &args).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let found: BTreeSet<(String, String)> = report["diagnostics"]

@@ -71,7 +71,12 @@ impl Fixture {
     /// The binary with an environment that holds nothing from the real one:
     /// `HOME` is the fixture's home and the working directory its root.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
-        let mut command = std::process::Command::new(BIN);
+        self.command_of(Path::new(BIN), args)
+    }
+
+    /// [`Fixture::command`] with another copy of the binary.
+    pub fn command_of(&self, program: &Path, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(program);
         command
             .args(args)
             .env_clear()
