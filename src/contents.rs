@@ -11,34 +11,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
 
 use crate::parse::{self, ReadError};
+use crate::scan::Stamp;
 
 /// At most this many bytes of text are kept; past it the cache starts over.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
-
-/// What identifies one version of a file.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Version {
-    len: u64,
-    modified: Option<SystemTime>,
-    inode: u64,
-}
-
-impl Version {
-    fn of(meta: &std::fs::Metadata) -> Version {
-        #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(meta);
-        #[cfg(not(unix))]
-        let inode = 0;
-        Version {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-            inode,
-        }
-    }
-}
 
 /// Skill texts by path.
 pub struct Contents {
@@ -48,7 +26,7 @@ pub struct Contents {
 
 #[derive(Default)]
 struct Cached {
-    texts: HashMap<PathBuf, (Version, Arc<str>)>,
+    texts: HashMap<PathBuf, (Stamp, Arc<str>)>,
     bytes: usize,
 }
 
@@ -65,7 +43,7 @@ impl Contents {
     pub fn read(&self, path: &Path) -> Result<Arc<str>, ReadError> {
         // Taken before reading: if the file changes while it is read, the
         // next call sees another version and reads again.
-        let version = Version::of(&std::fs::metadata(path)?);
+        let version = Stamp::of(&std::fs::metadata(path)?);
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((cached, text)) = lock().texts.get(path)
             && *cached == version

@@ -31,16 +31,18 @@ pub const MAX_DIRS: usize = 20_000;
 /// the same file or directory.
 type FileId = (u64, u64);
 
-/// What the scan remembers about a SKILL.md to tell whether it changed.
+/// One version of one file: its size, modification time and identity. Equal
+/// stamps mean the file can be taken as unchanged (the scan's parse cache and
+/// `contents` both rely on this).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
-    pub len: u64,
-    pub modified: Option<SystemTime>,
+    len: u64,
+    modified: Option<SystemTime>,
     id: FileId,
 }
 
 impl Stamp {
-    fn of(meta: &Metadata) -> Stamp {
+    pub fn of(meta: &Metadata) -> Stamp {
         Stamp {
             len: meta.len(),
             modified: meta.modified().ok(),

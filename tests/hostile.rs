@@ -9,10 +9,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Fixture, is_error, text};
 use serde_json::{Value, json};
@@ -314,15 +312,8 @@ async fn the_server_serves_the_good_ones_within_budget() {
 #[test]
 fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
     let fixture = hostile();
-    let mut child = fixture
-        .command(ARGS)
-        .env("SKILLSERVE_LOG", "trace")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut command = fixture.command(ARGS);
+    command.env("SKILLSERVE_LOG", "trace");
     let names = [
         "good-1",
         "42",
@@ -336,7 +327,7 @@ fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
         "\u{1b}[31m",
         "nope",
     ];
-    let mut messages = vec![
+    let mut lines = vec![
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
@@ -344,36 +335,16 @@ fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     ];
     for (i, name) in names.iter().enumerate() {
-        messages.push(
+        lines.push(
             json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
             "params": {"name": "skill", "arguments": {"name": name}}}),
         );
     }
-    for message in &messages {
-        writeln!(stdin, "{message}").unwrap();
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let (responses, status) = common::raw_exchange(command, &lines, 2 + names.len());
+    for (i, name) in names.iter().enumerate() {
+        let result = &responses[&(10 + i as i64)]["result"];
+        assert!(result["content"][0]["text"].is_string(), "{name}: {result}");
     }
-    stdin.flush().unwrap();
-    let expected_ids = 2 + names.len();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut answered = 0;
-    while answered < expected_ids {
-        let line = lines.next().expect("a line").unwrap();
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0");
-        if message.get("id").is_some() {
-            answered += 1;
-        }
-    }
-    drop(stdin);
-    for line in lines {
-        let line = line.unwrap();
-        serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "exits after stdin closes");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(status.code(), Some(0));
 }

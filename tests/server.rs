@@ -2,9 +2,6 @@
 
 mod common;
 
-use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -491,16 +488,9 @@ async fn exits_zero_on_sigterm_and_sigint() {
 #[test]
 fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
     let fixture = Fixture::new();
-    let mut child = fixture
-        .command(&["--skills-dir", "custom", "--skills-dir", "broken"])
-        .env("SKILLSERVE_LOG", "trace")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let messages = [
+    let mut command = fixture.command(&["--skills-dir", "custom", "--skills-dir", "broken"]);
+    command.env("SKILLSERVE_LOG", "trace");
+    let mut lines: Vec<String> = [
         // A request before initialize must not crash the server.
         json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -515,56 +505,29 @@ fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
         json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": 5}),
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": ["skill"]}),
         json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": null}),
-    ];
-    for message in &messages {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    writeln!(stdin, "this line is not JSON").unwrap();
-    stdin.flush().unwrap();
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    lines.push("this line is not JSON".to_owned());
 
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ids = HashSet::new();
-    let mut lines = stdout.lines();
-    while ids.len() < 9 {
-        let line = lines.next().expect("a response line").unwrap();
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{line}");
-        if let Some(id) = message.get("id").and_then(Value::as_i64) {
-            ids.insert(id);
-            if id == 3 {
-                assert!(
-                    message["result"]["content"][0]["text"]
-                        .as_str()
-                        .unwrap()
-                        .starts_with("Loading: good\n")
-                );
-            }
-            if id == 5 {
-                assert_eq!(message["error"]["code"], -32601);
-            }
-            if id == 6 || id == 7 {
-                assert_eq!(message["error"]["code"], -32602, "{line}");
-                assert!(
-                    message["error"]["message"]
-                        .as_str()
-                        .unwrap()
-                        .starts_with("invalid params for tools/call: params must be an object")
-                );
-            }
-            if id == 8 {
-                assert_eq!(message["result"]["tools"][0]["name"], "skill", "{line}");
-            }
-        }
+    let (responses, status) = common::raw_exchange(command, &lines, 9);
+    assert!(responses.contains_key(&0), "the early request was answered");
+    let text = responses[&3]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.starts_with("Loading: good\n"), "{text}");
+    assert_eq!(responses[&5]["error"]["code"], -32601);
+    for id in [6, 7] {
+        let error = &responses[&id]["error"];
+        assert_eq!(error["code"], -32602, "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("invalid params for tools/call: params must be an object"),
+            "{message}"
+        );
     }
-    assert!(ids.contains(&0), "the early request was answered");
-    drop(stdin);
-    for line in lines {
-        let line = line.unwrap();
-        serde_json::from_str::<Value>(&line)
-            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
-    }
-    let status = child.wait().unwrap();
+    assert_eq!(responses[&8]["result"]["tools"][0]["name"], "skill");
     assert_eq!(status.code(), Some(0));
 }
 

@@ -257,3 +257,56 @@ pub fn text(result: &CallToolResult) -> &str {
 pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
+
+/// Talks to the server without rmcp, as a raw client would: writes each of
+/// `lines` to stdin, reads stdout until `answers` responses (messages with an
+/// `id`) have arrived, closes stdin and reads the rest. Every line on stdout
+/// must be a JSON-RPC message. Returns the responses by id and the exit status.
+pub fn raw_exchange(
+    mut command: std::process::Command,
+    lines: &[String],
+    answers: usize,
+) -> (
+    std::collections::HashMap<i64, serde_json::Value>,
+    ExitStatus,
+) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn skillserve");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let parse = |line: String| -> serde_json::Value {
+        let message: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        message
+    };
+    let mut responses = std::collections::HashMap::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    while responses.len() < answers {
+        let message = parse(stdout.next().expect("a response line").unwrap());
+        if let Some(id) = message.get("id").and_then(serde_json::Value::as_i64) {
+            responses.insert(id, message);
+        }
+    }
+    drop(stdin);
+    for line in stdout {
+        parse(line.unwrap());
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "exits after stdin closes"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (responses, child.wait().unwrap())
+}
