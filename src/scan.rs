@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::fs::{self, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use crate::diagnostic::{Diagnostic, Finding};
@@ -181,6 +181,10 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
     out
 }
 
+/// From this many children on, a folder is opened to look them up relative
+/// to it.
+const PARENT_FROM: usize = 8;
+
 /// Below this many files, threads cost more than they save.
 const PARALLEL_FROM: usize = 128;
 /// Parsing is open + read + YAML per file; more threads than this mostly wait
@@ -195,10 +199,18 @@ where
     R: Send,
     F: Fn(usize) -> R + Sync,
 {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(MAX_THREADS);
-    if threads < 2 || todo.len() < PARALLEL_FROM {
+    // `available_parallelism` reads cgroup files: ask only when it matters,
+    // and once (it was 10 system calls per folder in a tree of 20,000).
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    if todo.len() < PARALLEL_FROM {
+        return todo.iter().map(|&i| (i, work(i))).collect();
+    }
+    let threads = *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_THREADS)
+    });
+    if threads < 2 {
         return todo.iter().map(|&i| (i, work(i))).collect();
     }
     let work = &work;
@@ -244,33 +256,34 @@ enum Probe {
 
 /// Whether `dir` holds a usable `SKILL.md` (or `skill.md`). With `parent`,
 /// an open handle on `dir`'s parent, the files are looked up relative to it.
+///
+/// Each name costs one `lstat` when it is absent, as it is in every folder
+/// that is not a skill; a symlink is then followed with a `stat`.
 fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
     for name in ["SKILL.md", "skill.md"] {
         let file = dir.join(name);
-        let info = match (parent, dir.file_name()) {
-            (Some(parent), Some(child)) => parent.stat(Path::new(child).join(name).as_path()),
-            _ => fs::metadata(&file).map(|meta| (meta.is_file(), Stamp::of(&meta))),
-        };
-        match info {
-            Ok((true, stamp)) => return Probe::Skill(file, stamp),
-            Ok((false, _)) => {
-                return Probe::Broken(parse::ReadError::NotRegular.finding().at(file));
-            }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                if let Ok(link) = fs::read_link(&file) {
+        let status = match lookup(dir, parent, name, false) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+            Ok((Kind::Symlink, _)) => match lookup(dir, parent, name, true) {
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                    let target = fs::read_link(&file).unwrap_or_default();
                     return Probe::Broken(
                         Finding::error(
                             "dangling-symlink",
-                            format!("symlink to {}, which does not exist", link.display()),
+                            format!("symlink to {}, which does not exist", target.display()),
                             "fix or remove the symlink",
                         )
                         .at(file),
                     );
                 }
-            }
-            Err(err) if is_loop(&err) => {
-                return Probe::Broken(symlink_loop().at(file));
-            }
+                followed => followed,
+            },
+            other => other,
+        };
+        match status {
+            Ok((Kind::File, stamp)) => return Probe::Skill(file, stamp),
+            Ok(_) => return Probe::Broken(parse::ReadError::NotRegular.finding().at(file)),
+            Err(err) if is_loop(&err) => return Probe::Broken(symlink_loop().at(file)),
             Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
                 return Probe::Broken(unlistable(&err).at(dir));
             }
@@ -287,6 +300,41 @@ fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
         }
     }
     Probe::NotSkill
+}
+
+/// What a path is, as far as `probe` cares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Symlink,
+    Other,
+}
+
+/// `lstat` (or, with `follow`, `stat`) of `dir/name`: relative to `parent`
+/// when there is one, else by the whole path.
+fn lookup(
+    dir: &Path,
+    parent: Option<&Parent>,
+    name: &str,
+    follow: bool,
+) -> io::Result<(Kind, Stamp)> {
+    if let (Some(parent), Some(child)) = (parent, dir.file_name()) {
+        return parent.stat(&Path::new(child).join(name), follow);
+    }
+    let path = dir.join(name);
+    let meta = if follow {
+        fs::metadata(&path)?
+    } else {
+        fs::symlink_metadata(&path)?
+    };
+    let kind = if meta.is_file() {
+        Kind::File
+    } else if meta.file_type().is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::Other
+    };
+    Ok((kind, Stamp::of(&meta)))
 }
 
 /// An open directory whose entries are looked up relative to it, so that the
@@ -306,11 +354,14 @@ impl Parent {
             .map(Parent)
     }
 
-    /// `stat` (following symlinks) of `relative`: whether it is a regular
-    /// file, and its stamp.
-    fn stat(&self, relative: &Path) -> io::Result<(bool, Stamp)> {
+    fn stat(&self, relative: &Path, follow: bool) -> io::Result<(Kind, Stamp)> {
         use rustix::fs::{AtFlags, FileType};
-        let st = rustix::fs::statat(&self.0, relative, AtFlags::empty())?;
+        let flags = if follow {
+            AtFlags::empty()
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW
+        };
+        let st = rustix::fs::statat(&self.0, relative, flags)?;
         let modified = u64::try_from(st.st_mtime).ok().map(|secs| {
             std::time::UNIX_EPOCH + std::time::Duration::new(secs, st.st_mtime_nsec as u32)
         });
@@ -319,10 +370,12 @@ impl Parent {
             modified,
             id: (st.st_dev as u64, st.st_ino as u64),
         };
-        Ok((
-            FileType::from_raw_mode(st.st_mode) == FileType::RegularFile,
-            stamp,
-        ))
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        };
+        Ok((kind, stamp))
     }
 }
 
@@ -336,7 +389,7 @@ impl Parent {
         None
     }
 
-    fn stat(&self, _relative: &Path) -> io::Result<(bool, Stamp)> {
+    fn stat(&self, _relative: &Path, _follow: bool) -> io::Result<(Kind, Stamp)> {
         unreachable!("never opened")
     }
 }
@@ -478,7 +531,12 @@ fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
             continue;
         };
         let depth = frame.depth + 1;
-        let parent = Parent::open(&frame.path);
+        // Worth an extra open only when there are children to look up.
+        let parent = if children.len() >= PARENT_FROM {
+            Parent::open(&frame.path)
+        } else {
+            None
+        };
         // One `stat` per child; a folder of thousands of skills spreads them
         // over threads (the rescan of an unchanged 10,000-skill tree is
         // mostly these).
