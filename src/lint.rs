@@ -78,7 +78,12 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
     if fell_back {
         // `name-fallback` has said enough.
     } else if skill.parsed.name_given {
-        out.extend(name_rules(&skill.parsed.name, own_folder.as_deref()));
+        let namespaced = skill.plugin.is_some();
+        out.extend(name_rules(
+            &skill.parsed.name,
+            own_folder.as_deref(),
+            namespaced,
+        ));
     } else if has_frontmatter {
         out.push(Finding::warning(
             "name-missing",
@@ -90,7 +95,22 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
         ));
     }
 
+    if !has_frontmatter {
+        out.push(Finding::error(
+            "frontmatter-required",
+            "the spec requires YAML frontmatter with `name` and `description`",
+            "start the file with `---`, `name: ...`, `description: ...`, `---`",
+        ));
+    }
+
     let chars = skill.parsed.description_chars;
+    if has_frontmatter && chars == 0 {
+        out.push(Finding::error(
+            "description-empty",
+            "`description` is missing, empty or not text; the spec requires 1 to 1024 characters",
+            "say what the skill does and when to use it",
+        ));
+    }
     if chars > MAX_DESCRIPTION_CHARS {
         out.push(Finding::error(
             "description-too-long",
@@ -176,12 +196,18 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
 /// The specification's rules for `name`, given the skill folder's name (or
 /// `None` when the skill has no folder of its own, as in a single-skill plugin).
 ///
-/// A namespaced name (`team:lint`, the Claude Code plugin convention, design §2)
-/// is held to the rules part by part, and its short name to the folder.
-fn name_rules(name: &str, folder: Option<&str>) -> Vec<Finding> {
+/// In a plugin, a namespaced name (`team:lint`, the Claude Code convention,
+/// design §2) is held to the rules part by part, and its short name to the
+/// folder. Elsewhere `:` is just a character the spec does not allow.
+fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let fix = "use 1-64 lowercase letters, digits and single hyphens, e.g. `pdf-tools`";
-    for part in name.split(':') {
+    let parts: Vec<&str> = if namespaced {
+        name.split(':').collect()
+    } else {
+        vec![name]
+    };
+    for part in parts {
         let chars = part.chars().count();
         if chars == 0 || chars > MAX_NAME_CHARS {
             out.push(Finding::error(
@@ -208,7 +234,11 @@ fn name_rules(name: &str, folder: Option<&str>) -> Vec<Finding> {
             ));
         }
     }
-    let short = name.rsplit(':').next().unwrap_or(name);
+    let short = if namespaced {
+        name.rsplit(':').next().unwrap_or(name)
+    } else {
+        name
+    };
     if let Some(folder) = folder
         && short != folder
     {
@@ -231,28 +261,68 @@ mod tests {
 
     #[test]
     fn valid_names_pass() {
-        assert!(name_rules("pdf-tools", Some("pdf-tools")).is_empty());
-        assert!(name_rules("résumé-助手", Some("résumé-助手")).is_empty());
-        assert!(name_rules("a1", Some("a1")).is_empty());
-        assert!(name_rules("solo", None).is_empty());
+        assert!(name_rules("pdf-tools", Some("pdf-tools"), false).is_empty());
+        assert!(name_rules("résumé-助手", Some("résumé-助手"), false).is_empty());
+        assert!(name_rules("a1", Some("a1"), false).is_empty());
+        assert!(name_rules("solo", None, false).is_empty());
     }
 
     #[test]
     fn invalid_names_are_errors() {
-        assert_eq!(codes(&name_rules("PDF", Some("PDF"))), ["name-invalid"]);
-        assert_eq!(codes(&name_rules("a/b", Some("a/b"))), ["name-invalid"]);
-        assert_eq!(codes(&name_rules("..", Some(".."))), ["name-invalid"]);
-        assert_eq!(codes(&name_rules("-a", Some("-a"))), ["name-invalid"]);
-        assert_eq!(codes(&name_rules("a--b", Some("a--b"))), ["name-invalid"]);
+        assert_eq!(
+            codes(&name_rules("PDF", Some("PDF"), false)),
+            ["name-invalid"]
+        );
+        assert_eq!(
+            codes(&name_rules("a/b", Some("a/b"), false)),
+            ["name-invalid"]
+        );
+        assert_eq!(
+            codes(&name_rules("..", Some(".."), false)),
+            ["name-invalid"]
+        );
+        assert_eq!(
+            codes(&name_rules("-a", Some("-a"), false)),
+            ["name-invalid"]
+        );
+        assert_eq!(
+            codes(&name_rules("a--b", Some("a--b"), false)),
+            ["name-invalid"]
+        );
         let long = "a".repeat(65);
-        assert_eq!(codes(&name_rules(&long, Some(&long))), ["name-length"]);
+        assert_eq!(
+            codes(&name_rules(&long, Some(&long), false)),
+            ["name-length"]
+        );
     }
 
     #[test]
     fn folder_mismatch_is_a_warning() {
         assert_eq!(
-            codes(&name_rules("pdf", Some("pdf_tools"))),
+            codes(&name_rules("pdf", Some("pdf_tools"), false)),
             ["name-folder-mismatch"]
+        );
+    }
+
+    #[test]
+    fn namespaced_names_are_checked_part_by_part_in_plugins_only() {
+        assert!(name_rules("fmt:format", Some("format"), true).is_empty());
+        assert_eq!(
+            codes(&name_rules("Team:lint", Some("lint"), true)),
+            ["name-invalid"]
+        );
+        assert_eq!(
+            codes(&name_rules(":lint", Some("lint"), true)),
+            ["name-length"]
+        );
+        assert_eq!(
+            codes(&name_rules("team:lint", Some("team-lint"), true)),
+            ["name-folder-mismatch"]
+        );
+        // Outside a plugin, `:` is not allowed.
+        assert_eq!(
+            codes(&name_rules("team:lint", Some("team:lint"), false)),
+            ["name-invalid"]
         );
     }
 }

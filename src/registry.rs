@@ -82,7 +82,13 @@ pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents) -> Answer {
     match resolve::resolve(snapshot, name) {
         Resolution::Found(skill) => match contents.read(&skill.file) {
             Ok(content) => Answer::Loaded(render::loading(skill, &content)),
-            Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            // The folder may be gone too, or be a file now.
+            Err(ReadError::Io(err))
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
                 not_found(snapshot, name, Some(&skill.name))
             }
@@ -112,7 +118,8 @@ fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer 
     }
 }
 
-/// Misses trigger at most one rescan per this interval (design §5.2).
+/// Misses (and passing read errors) trigger at most one rescan per this
+/// interval (design §5.2).
 const MISS_RESCAN_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The live set of skills.
@@ -129,7 +136,7 @@ pub struct Registry {
     finished: watch::Sender<u64>,
     /// Bumped whenever the rendered tool description changes.
     description_version: watch::Sender<u64>,
-    last_miss_rescan: Mutex<Option<Instant>>,
+    last_rescan_on_demand: Mutex<Option<Instant>>,
 }
 
 #[derive(Default)]
@@ -159,7 +166,7 @@ impl Registry {
             gate: Mutex::new(Gate::default()),
             finished: watch::Sender::new(0),
             description_version: watch::Sender::new(0),
-            last_miss_rescan: Mutex::new(None),
+            last_rescan_on_demand: Mutex::new(None),
         }
     }
 
@@ -186,10 +193,23 @@ impl Registry {
             Answer::NotFound { vanished: true, .. } => {}
             Answer::NotFound {
                 vanished: false, ..
-            } if self.claim_miss_rescan() => {}
+            } if self.claim_rescan() => {}
+            // A passing I/O error may mean the tree changed: look again (at
+            // most once a second, like a miss). A file that must be fixed
+            // (not UTF-8, too large, not a regular file) stays as it is until
+            // it is edited, which the watcher and the interval notice.
+            Answer::Unreadable {
+                error: ReadError::Io(error),
+                ..
+            } => {
+                tracing::warn!("cannot read SKILL.md of '{name}': {error}");
+                if self.claim_rescan() {
+                    self.request_refresh();
+                }
+                return first;
+            }
             Answer::Unreadable { error, .. } => {
-                tracing::warn!("cannot read SKILL.md of '{name}': {error}; refreshing");
-                self.request_refresh();
+                tracing::debug!("cannot serve '{name}': {error}");
                 return first;
             }
             _ => return first,
@@ -206,9 +226,9 @@ impl Registry {
         answer(&self.current().snapshot, name, &self.contents)
     }
 
-    fn claim_miss_rescan(&self) -> bool {
+    fn claim_rescan(&self) -> bool {
         let mut last = self
-            .last_miss_rescan
+            .last_rescan_on_demand
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();

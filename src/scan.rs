@@ -10,7 +10,7 @@
 //! Parsing goes through a [`Cache`] keyed by path and checked against size and
 //! modification time, so that a rescan of an unchanged tree opens no skill file.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::{self, Metadata};
 use std::io;
@@ -38,14 +38,25 @@ type FileId = (u64, u64);
 pub struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
+    /// Inode change time (seconds, nanoseconds): it also moves on `chmod`,
+    /// `chown` and on writes that keep size and modification time.
+    changed: (i64, i64),
     id: FileId,
 }
 
 impl Stamp {
     pub fn of(meta: &Metadata) -> Stamp {
+        #[cfg(unix)]
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ctime(), meta.ctime_nsec())
+        };
+        #[cfg(not(unix))]
+        let changed = (0, 0);
         Stamp {
             len: meta.len(),
             modified: meta.modified().ok(),
+            changed,
             id: file_id(meta),
         }
     }
@@ -111,40 +122,59 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
 
     // 1. Walk. The same target reached through another path (a symlink into
     // another root, say) is loaded once, at its first (highest) place.
-    let mut seen_files: HashSet<FileId> = HashSet::new();
+    let mut seen_files: HashMap<FileId, PathBuf> = HashMap::new();
     let mut hits: Vec<(usize, Hit)> = Vec::new();
     for (index, root) in roots.iter().enumerate() {
         let mut found = Vec::new();
         walk(root, &mut found, &mut out);
         for hit in found {
-            if cfg!(unix) && !seen_files.insert(hit.stamp.id) {
+            if cfg!(unix)
+                && let Some(first) = seen_files.get(&hit.stamp.id)
+            {
+                out.diagnostics.push(
+                    Finding::note(
+                        "same-file",
+                        format!(
+                            "the same SKILL.md as {}, which is loaded from there",
+                            first.display()
+                        ),
+                        "nothing to do, unless you meant to have two different skills",
+                    )
+                    .at(&hit.file),
+                );
                 out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }
+            seen_files.insert(hit.stamp.id, hit.file.clone());
             hits.push((index, hit));
         }
     }
+    drop(seen_files);
 
-    // 2. Reuse the parse of every unchanged file; parse the others.
+    // 2. Reuse the parse of every unchanged file; parse the others. A read
+    // that failed for lack of permission is not reused: fixing permissions
+    // changes the file's ctime, but only on filesystems that have one.
     let mut results: Vec<Option<Outcome>> = hits
         .iter()
-        .map(|(_, hit)| {
-            let cached = cache.entries.remove(hit.file.as_os_str());
-            cached
-                .filter(|(stamp, _)| *stamp == hit.stamp)
-                .map(|(_, result)| result)
+        .map(|(index, hit)| {
+            let (stamp, result) = cache.entries.remove(hit.file.as_os_str())?;
+            let still_valid = stamp == hit.stamp
+                && match &result {
+                    // A name taken from the folder (or plugin) depends on more
+                    // than the file.
+                    Ok(parsed) => {
+                        parsed.name_given || parsed.name == fallback_name(&roots[*index], &hit.dir)
+                    }
+                    Err(finding) => finding.code != "unreadable",
+                };
+            still_valid.then_some(result)
         })
         .collect();
     let todo: Vec<usize> = (0..hits.len()).filter(|&i| results[i].is_none()).collect();
     out.files_parsed = todo.len();
     let parse_one = |i: usize| {
         let (index, hit) = &hits[i];
-        let root = &roots[*index];
-        // A single-skill plugin's folder is its version folder.
-        let fallback = match (&root.plugin, root.layout) {
-            (Some(plugin), Layout::Skill) => plugin.name.clone(),
-            _ => folder_name(&hit.dir),
-        };
+        let fallback = fallback_name(&roots[*index], &hit.dir);
         parse::read_frontmatter(&hit.file, &fallback, max_file_bytes)
             .map(Arc::new)
             .map_err(Box::new)
@@ -215,20 +245,35 @@ where
     }
     let work = &work;
     let chunk = todo.len().div_ceil(threads);
+    let run = move |part: &[usize]| part.iter().map(|&i| (i, work(i))).collect::<Vec<_>>();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = todo
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|&i| (i, work(i))).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|worker| {
+        let mut done = Vec::with_capacity(todo.len());
+        let mut workers = Vec::new();
+        for part in todo.chunks(chunk) {
+            // No thread (a container's process limit, say): do it here.
+            match std::thread::Builder::new().spawn_scoped(scope, move || run(part)) {
+                Ok(worker) => workers.push(worker),
+                Err(_) => done.extend(run(part)),
+            }
+        }
+        for worker in workers {
+            done.extend(
                 worker
                     .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        done
     })
+}
+
+/// The name of a skill whose frontmatter has none: its folder's name, or for
+/// a single-skill plugin (whose folder is a version folder) the plugin's.
+fn fallback_name(root: &Root, dir: &Path) -> String {
+    match (&root.plugin, root.layout) {
+        (Some(plugin), Layout::Skill) => plugin.name.clone(),
+        _ => folder_name(dir),
+    }
 }
 
 /// The last component of a skill folder's path, the fallback skill name.
@@ -368,6 +413,7 @@ impl Parent {
         let stamp = Stamp {
             len: st.st_size as u64,
             modified,
+            changed: (st.st_ctime as i64, st.st_ctime_nsec as i64),
             id: (st.st_dev as u64, st.st_ino as u64),
         };
         let kind = match FileType::from_raw_mode(st.st_mode) {
@@ -746,6 +792,48 @@ mod tests {
         let names: Vec<&str> = scan.skills.iter().map(|f| f.parsed.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "inner"]);
         assert_eq!(scan.files_parsed, 3);
+    }
+
+    #[test]
+    fn a_permission_change_changes_the_stamp() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("SKILL.md");
+        std::fs::write(&file, "x").unwrap();
+        let before = Stamp::of(&std::fs::metadata(&file).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_ne!(before, Stamp::of(&std::fs::metadata(&file).unwrap()));
+    }
+
+    #[test]
+    fn a_cached_fallback_name_follows_the_plugin() {
+        use crate::roots::Plugin;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+        let root = |name: &str| {
+            let mut root = Root::new(dir.path().to_path_buf(), Source::Plugin, Layout::Skill);
+            root.plugin = Some(Arc::new(Plugin {
+                key: format!("{name}@m"),
+                name: name.into(),
+                version: None,
+                install_path: dir.path().to_path_buf(),
+            }));
+            root
+        };
+        let mut cache = Cache::default();
+        assert_eq!(
+            scan(&[root("foo")], 1 << 20, &mut cache).skills[0]
+                .parsed
+                .name,
+            "foo"
+        );
+        assert_eq!(
+            scan(&[root("bar")], 1 << 20, &mut cache).skills[0]
+                .parsed
+                .name,
+            "bar"
+        );
     }
 
     #[test]

@@ -160,15 +160,18 @@ impl ServerHandler for SkillServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // Params that were not an object at all (see `stdio`).
-        if let Some(problem) = request
-            .params
-            .as_ref()
-            .and_then(|p| p.get(stdio::INVALID_PARAMS_KEY))
-            .and_then(Value::as_str)
-        {
+        // Params that were not an object at all (renamed by `stdio`).
+        if request.method == stdio::INVALID_PARAMS_METHOD {
+            let field = |name| {
+                let value = request.params.as_ref().and_then(|p| p.get(name));
+                value.and_then(Value::as_str).unwrap_or("?").to_owned()
+            };
             return Err(ErrorData::invalid_params(
-                format!("invalid params for {}: {problem}", request.method),
+                format!(
+                    "invalid params for {}: {}",
+                    field("method"),
+                    field("problem")
+                ),
                 None,
             ));
         }

@@ -1,11 +1,11 @@
 //! stdin, as rmcp gets to see it.
 //!
 //! rmcp drops a request whose `params` is not an object (`"params": 5`)
-//! without answering, which leaves the client waiting forever. A small line
-//! filter in front of rmcp replaces such `params` with an object carrying
-//! [`INVALID_PARAMS_KEY`]: the request then reaches
-//! `ServerHandler::on_custom_request`, which answers -32602 (design §5.3).
-//! Every other line passes through untouched.
+//! without answering, which leaves the client waiting forever. A line filter
+//! in front of rmcp ([`Filtered`]) renames such a request to
+//! [`INVALID_PARAMS_METHOD`], with the original method and the problem as
+//! params: it then reaches `ServerHandler::on_custom_request`, which answers
+//! -32602 (design §5.3). Every other line passes through untouched.
 
 use std::io;
 use std::pin::Pin;
@@ -14,9 +14,14 @@ use std::task::{Context, Poll, ready};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// The key of the object that stands in for params that were not an object.
-/// Its value says what they were.
-pub const INVALID_PARAMS_KEY: &str = "skillserve/invalid-params";
+/// The method a request whose params were not an object is renamed to; its
+/// params then hold the original method and what was wrong.
+pub const INVALID_PARAMS_METHOD: &str = "skillserve/invalid-params";
+
+/// Lines longer than this are passed on as they come, never repaired: a
+/// request with bad params is short, and holding a huge line to look at it
+/// would cost memory and time (rmcp applies its own limit).
+const MAX_REPAIRED_LINE: usize = 64 * 1024;
 
 /// stdin (through the filter) and stdout, for `ServiceExt::serve`.
 pub fn pipes() -> (
@@ -33,10 +38,13 @@ pub fn pipes() -> (
 /// `benches/e2e.py`-style round trips at 1,000 skills).
 pub struct Filtered<R> {
     inner: R,
-    /// Bytes read but not yet part of a complete line.
+    /// Bytes read but not yet handed on.
     pending: Vec<u8>,
-    /// A complete (possibly repaired) line being handed out, and how much of
-    /// it has been.
+    /// How much of `pending` is known to hold no newline.
+    scanned: usize,
+    /// Inside a line too long to repair: hand bytes on until its newline.
+    passthrough: bool,
+    /// Bytes being handed out, and how many have been.
     line: Vec<u8>,
     handed: usize,
     eof: bool,
@@ -47,10 +55,18 @@ impl<R> Filtered<R> {
         Filtered {
             inner,
             pending: Vec::new(),
+            scanned: 0,
+            passthrough: false,
             line: Vec::new(),
             handed: 0,
             eof: false,
         }
+    }
+
+    /// Makes `bytes` the next thing to hand out.
+    fn hand_out(&mut self, bytes: Vec<u8>) {
+        self.line = bytes;
+        self.handed = 0;
     }
 }
 
@@ -68,19 +84,40 @@ impl<R: AsyncRead + Unpin> AsyncRead for Filtered<R> {
                 this.handed += n;
                 return Poll::Ready(Ok(()));
             }
-            if let Some(end) = this.pending.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = this.pending.drain(..=end).collect();
-                this.line = repair(&line).unwrap_or(line);
-                this.handed = 0;
+            let newline = this.pending[this.scanned..]
+                .iter()
+                .position(|&b| b == b'\n');
+            if let Some(at) = newline {
+                let line: Vec<u8> = this.pending.drain(..=this.scanned + at).collect();
+                this.scanned = 0;
+                let line = if std::mem::take(&mut this.passthrough) {
+                    line
+                } else {
+                    repair(&line).unwrap_or(line)
+                };
+                this.hand_out(line);
+                continue;
+            }
+            this.scanned = this.pending.len();
+            if (this.passthrough || this.pending.len() > MAX_REPAIRED_LINE)
+                && !this.pending.is_empty()
+            {
+                this.passthrough = true;
+                this.scanned = 0;
+                let bytes = std::mem::take(&mut this.pending);
+                this.hand_out(bytes);
                 continue;
             }
             if this.eof {
-                // A last line without a newline goes out as it is.
                 if this.pending.is_empty() {
                     return Poll::Ready(Ok(()));
                 }
-                this.line = std::mem::take(&mut this.pending);
-                this.handed = 0;
+                // rmcp reads whole lines only: end the last one.
+                let mut line = std::mem::take(&mut this.pending);
+                this.scanned = 0;
+                line.push(b'\n');
+                let line = repair(&line).unwrap_or(line);
+                this.hand_out(line);
                 continue;
             }
             let mut chunk = [0u8; 8192];
@@ -120,12 +157,16 @@ pub fn repair(line: &[u8]) -> Option<Vec<u8>> {
                 Value::String(_) => "a string",
                 _ => "an array",
             };
-            let mut marker = Map::new();
-            marker.insert(
-                INVALID_PARAMS_KEY.into(),
+            // Renamed, so that even a method whose params are all optional
+            // (`tools/list`, `ping`) answers -32602 instead of succeeding.
+            let method = message.insert("method".into(), INVALID_PARAMS_METHOD.into());
+            let mut params = Map::new();
+            params.insert("method".into(), method.unwrap_or_default());
+            params.insert(
+                "problem".into(),
                 format!("params must be an object, not {kind}").into(),
             );
-            message.insert("params".into(), Value::Object(marker));
+            message.insert("params".into(), Value::Object(params));
         }
     }
     let mut bytes = serde_json::to_vec(&message).ok()?;
@@ -172,14 +213,16 @@ mod tests {
         let fixed =
             repaired(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":5}"#).unwrap();
         assert_eq!(fixed["id"], 7);
+        assert_eq!(fixed["method"], INVALID_PARAMS_METHOD);
+        assert_eq!(fixed["params"]["method"], "tools/call");
         assert_eq!(
-            fixed["params"][INVALID_PARAMS_KEY],
+            fixed["params"]["problem"],
             "params must be an object, not a number"
         );
         let fixed =
             repaired(r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":["x"]}"#).unwrap();
         assert_eq!(
-            fixed["params"][INVALID_PARAMS_KEY],
+            fixed["params"]["problem"],
             "params must be an object, not an array"
         );
     }
@@ -199,8 +242,31 @@ mod tests {
         Filtered::new(input).read_to_string(&mut out).await.unwrap();
         let lines: Vec<&str> = out.split('\n').collect();
         assert_eq!(lines[0], r#"{"id":1,"method":"a","params":{}}"#);
-        assert!(lines[1].contains(INVALID_PARAMS_KEY), "{}", lines[1]);
-        assert_eq!(lines[2], "tail");
+        assert!(lines[1].contains(INVALID_PARAMS_METHOD), "{}", lines[1]);
+        assert_eq!(lines[2], "tail", "a last line without newline is ended");
+        assert_eq!(lines[3], "");
+    }
+
+    #[tokio::test]
+    async fn a_huge_line_passes_through_whole_and_the_next_is_still_repaired() {
+        use tokio::io::AsyncReadExt;
+        let mut input = format!(
+            "{{\"id\":1,\"method\":\"a\",\"params\":\"{}\"}}\n",
+            "x".repeat(300_000)
+        );
+        input.push_str("{\"id\":2,\"method\":\"b\",\"params\":3}\n");
+        let mut out = String::new();
+        Filtered::new(input.as_bytes())
+            .read_to_string(&mut out)
+            .await
+            .unwrap();
+        let lines: Vec<&str> = out.split('\n').collect();
+        assert_eq!(
+            lines[0],
+            input.lines().next().unwrap(),
+            "passed on unrepaired"
+        );
+        assert!(lines[1].contains(INVALID_PARAMS_METHOD), "{}", lines[1]);
     }
 
     #[test]

@@ -76,6 +76,17 @@ impl Plan {
         for missing in &snapshot.missing_roots {
             plan.toward(missing);
         }
+        // A root that is a symlink can be re-pointed without a change inside
+        // it: watch its name in its parent.
+        for root in &snapshot.roots {
+            let is_link =
+                std::fs::symlink_metadata(&root.path).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link
+                && let (Some(parent), Some(name)) = (root.path.parent(), root.path.file_name())
+            {
+                plan.entry(parent).names.push(name.to_string_lossy().into());
+            }
+        }
         for file in extra_files {
             let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
                 continue;
@@ -132,7 +143,10 @@ impl Plan {
             return false;
         };
         let name = name.to_string_lossy();
-        interest.any
+        // The scan skips hidden entries and `node_modules` (`.DS_Store`,
+        // editors' swap files): so does the watcher.
+        let skipped = name.starts_with('.') || name == "node_modules";
+        (interest.any && !skipped)
             || (interest.skill_md && (name == "SKILL.md" || name == "skill.md"))
             || interest.names.iter().any(|n| **n == *name)
             || interest
@@ -163,6 +177,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     let mut refreshes = registry.refreshes();
     let (mut plan, _) = rearm(&registry, &watcher, &mut state, interval).await;
     tracing::info!("watching {} folders for changes", state.ok.len());
+    let mut armed = registry.current();
     // Catch anything that changed between the start-up scan and now.
     registry.request_refresh();
 
@@ -195,6 +210,16 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 if finished.is_err() {
                     return;
                 }
+                // A refresh that found the same skills and folders needs no
+                // new plan (the interval's rescans, mostly).
+                let current = registry.current();
+                let same = current.snapshot.same_skills(&armed.snapshot)
+                    && current.snapshot.dirs == armed.snapshot.dirs
+                    && current.snapshot.missing_roots == armed.snapshot.missing_roots;
+                if same && state.stale.is_empty() {
+                    continue;
+                }
+                armed = current;
                 let (next, grew) = rearm(&registry, &watcher, &mut state, interval).await;
                 plan = next;
                 // A folder created during the scan may have gained entries
@@ -235,8 +260,13 @@ async fn debounce(
 /// What is being watched. The paths are shared with the plan.
 #[derive(Debug, Default)]
 struct Watched {
-    /// Folders with a live watch.
-    ok: HashSet<Arc<Path>>,
+    /// Folders with a live watch, with the identity (device, inode) of what
+    /// they led to when watched. Several paths can lead to one folder (a
+    /// symlink); the kernel then has one watch for all of them.
+    ok: HashMap<Arc<Path>, (u64, u64)>,
+    /// Folders whose watch may be gone or point at the wrong folder (deleted,
+    /// moved, a symlink re-pointed): unwatched, then watched again.
+    stale: HashSet<Arc<Path>>,
     /// Folders that could not be watched (permissions, the inotify limit).
     /// Not retried, and not logged again, while they stay in the plan.
     failed: HashSet<Arc<Path>>,
@@ -244,18 +274,37 @@ struct Watched {
 
 impl Watched {
     /// A watched folder that was deleted or moved away lost its watch with
-    /// it; forget it, so that the next re-arm watches whatever is there now
-    /// (a folder deleted and created again, say).
+    /// it, and so did every other path to the same folder; a path renamed
+    /// over (a symlink re-pointed) may lead elsewhere now. Marks them all
+    /// stale, so that the next re-arm watches whatever is there now.
     fn forget_removed(&mut self, event: &notify::Event) {
         let gone = matches!(
             event.kind,
             EventKind::Remove(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
         );
-        if gone {
-            for path in &event.paths {
-                self.ok.remove(path.as_path());
-                self.failed.remove(path.as_path());
+        if !gone {
+            return;
+        }
+        for path in &event.paths {
+            self.failed.remove(path.as_path());
+            if let Some((path, id)) = self.ok.remove_entry(path.as_path()) {
+                self.stale.insert(path);
+                self.forget_identity(id);
             }
+        }
+    }
+
+    /// Marks every path to the folder `id` stale.
+    fn forget_identity(&mut self, id: (u64, u64)) {
+        let same: Vec<Arc<Path>> = self
+            .ok
+            .iter()
+            .filter(|(_, i)| **i == id)
+            .map(|(p, _)| Arc::clone(p))
+            .collect();
+        for path in same {
+            self.ok.remove(&path);
+            self.stale.insert(path);
         }
     }
 }
@@ -272,18 +321,25 @@ async fn rearm(
     let files = plugins::config_files(registry.config());
     let plan = Plan::new(&loaded.snapshot, &files);
     state.failed.retain(|dir| plan.dirs.contains_key(dir));
-    let add: Vec<Arc<Path>> = plan
-        .dirs()
-        .filter(|dir| !state.ok.contains(*dir) && !state.failed.contains(*dir))
-        .cloned()
-        .collect();
+    // Unwatching one path ends the watch of every path to the same folder.
     let remove: Vec<Arc<Path>> = state
         .ok
-        .iter()
+        .keys()
         .filter(|dir| !plan.dirs.contains_key(*dir))
         .cloned()
         .collect();
-    if add.is_empty() && remove.is_empty() {
+    for dir in &remove {
+        if let Some(id) = state.ok.remove(dir) {
+            state.forget_identity(id);
+        }
+    }
+    let unwatch: Vec<Arc<Path>> = remove.into_iter().chain(state.stale.drain()).collect();
+    let add: Vec<Arc<Path>> = plan
+        .dirs()
+        .filter(|dir| !state.ok.contains_key(*dir) && !state.failed.contains(*dir))
+        .cloned()
+        .collect();
+    if add.is_empty() && unwatch.is_empty() {
         return (plan, false);
     }
     let first = state.ok.is_empty() && state.failed.is_empty();
@@ -295,15 +351,21 @@ async fn rearm(
         let mut watcher = watcher
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for dir in &remove {
+        for dir in &unwatch {
             // The directory may be gone already, which removed the watch.
             let _ = watcher.unwatch(dir);
         }
         let mut added = Vec::with_capacity(add.len());
         let mut failed = Vec::new();
         for dir in add {
-            match watcher.watch(&dir, RecursiveMode::NonRecursive) {
-                Ok(()) => added.push(dir),
+            // What the path leads to now, to recognise aliases later.
+            let id = std::fs::metadata(&dir).map(|meta| identity(&meta));
+            match id.map_err(notify::Error::io).and_then(|id| {
+                watcher
+                    .watch(&dir, RecursiveMode::NonRecursive)
+                    .map(|()| id)
+            }) {
+                Ok(id) => added.push((dir, id)),
                 // Gone since the scan: not a lasting failure. If it comes
                 // back, its parent's event leads to a refresh and a new try.
                 Err(err) if is_missing(&err) => {}
@@ -318,20 +380,29 @@ async fn rearm(
         if failed.len() > 1 {
             tracing::warn!("{} folders could not be watched; {fallback}", failed.len());
         }
-        (remove, added, failed)
+        (added, failed)
     })
     .await;
-    let Ok((removed, added, failed)) = outcome else {
+    let Ok((added, failed)) = outcome else {
         return (plan, false);
     };
-    for dir in &removed {
-        state.ok.remove(dir);
-    }
-
     let grew = !added.is_empty() && !first;
     state.ok.extend(added);
     state.failed.extend(failed);
     (plan, grew)
+}
+
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+// Without inodes, aliases cannot be told apart; each path is its own.
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> (u64, u64) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    (0, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 fn is_missing(err: &notify::Error) -> bool {

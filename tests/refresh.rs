@@ -160,6 +160,91 @@ async fn a_skill_md_added_at_the_depth_limit_is_noticed() {
 }
 
 #[tokio::test]
+async fn removing_one_path_to_a_folder_keeps_the_other_watched() {
+    let fixture = tree();
+    std::os::unix::fs::symlink(fixture.path("skills/alpha"), fixture.path("skills/alias")).unwrap();
+    let mut server = serve(&fixture, &["--refresh-interval", "0"]).await;
+    // Let the watcher arm itself (and its start-up refresh pass).
+    drain(&mut server, Duration::from_millis(500)).await;
+    std::fs::remove_file(fixture.path("skills/alias")).unwrap();
+    drain(&mut server, Duration::from_millis(600)).await;
+    fixture.write(
+        "skills/alpha/SKILL.md",
+        &skill("alpha-renamed", "Still watched."),
+    );
+    assert!(
+        notified(&mut server, NOTIFY_WITHIN).await,
+        "the real folder is still watched"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("- alpha-renamed: Still watched.")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_symlinked_root_pointed_elsewhere_is_followed() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write("v1/one/SKILL.md", &skill("one", "In the first target."));
+    fixture.write("v2/two/SKILL.md", &skill("two", "In the second target."));
+    // In a folder nothing else makes the watcher look at.
+    std::fs::create_dir(fixture.path("links")).unwrap();
+    std::os::unix::fs::symlink(fixture.path("v1"), fixture.path("links/skills")).unwrap();
+    let mut server = fixture
+        .serve(&[
+            "--skills-dir",
+            "links/skills",
+            "--no-project",
+            "--no-plugins",
+            "--refresh-interval",
+            "0",
+        ])
+        .await;
+    assert!(server.description().await.contains("- one:"));
+    // Let the watcher arm itself (and its start-up refresh pass).
+    drain(&mut server, Duration::from_millis(500)).await;
+
+    // Re-point the link the way tools do it: a new link renamed over the old.
+    std::os::unix::fs::symlink(fixture.path("v2"), fixture.path("links/skills.new")).unwrap();
+    std::fs::rename(
+        fixture.path("links/skills.new"),
+        fixture.path("links/skills"),
+    )
+    .unwrap();
+    assert!(
+        notified(&mut server, NOTIFY_WITHIN).await,
+        "the re-pointed root is noticed"
+    );
+    let description = server.description().await;
+    assert!(
+        description.contains("- two:") && !description.contains("- one:"),
+        "{description}"
+    );
+
+    // The new target is watched.
+    drain(&mut server, Duration::from_millis(600)).await;
+    fixture.write(
+        "v2/two/SKILL.md",
+        &skill("two", "Edited in the new target."),
+    );
+    assert!(
+        notified(&mut server, NOTIFY_WITHIN).await,
+        "the new target is watched"
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("- two: Edited in the new target.")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn polling_without_watching_sees_add_modify_delete() {
     let fixture = tree();
     let mut server = serve(&fixture, &["--no-watch", "--refresh-interval", "1"]).await;
