@@ -74,6 +74,14 @@ impl Answer {
     pub fn is_error(&self) -> bool {
         !matches!(self, Answer::Loaded(_))
     }
+
+    /// The text the model reads, without copying it.
+    pub fn into_text(self) -> String {
+        match self {
+            Answer::Loaded(text) | Answer::Ambiguous(text) => text,
+            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
+        }
+    }
 }
 
 /// Resolves `name` in `snapshot` and reads the skill's file through

@@ -143,8 +143,9 @@ impl ServerHandler for SkillServer {
             }
         };
         let answer = self.registry.call(name).await;
-        let content = vec![ContentBlock::text(answer.text())];
-        Ok(if answer.is_error() {
+        let is_error = answer.is_error();
+        let content = vec![ContentBlock::text(answer.into_text())];
+        Ok(if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
