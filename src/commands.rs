@@ -75,17 +75,12 @@ pub fn list(
             writeln!(out, "  {:<8} {}", root.source, root.path.display())?;
         }
     } else {
-        let by_source: Vec<String> = snapshot
-            .count_by_source()
-            .iter()
-            .map(|(source, n)| format!("{source} {n}"))
-            .collect();
         writeln!(
             out,
             "\n{} skill{} ({}){}",
             snapshot.skills().len(),
             plural(snapshot.skills().len()),
-            by_source.join(", "),
+            snapshot.count_by_source(),
             match snapshot.shadowed().len() {
                 0 => String::new(),
                 n if all => format!("; {n} hidden"),

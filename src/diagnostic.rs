@@ -120,6 +120,15 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// Logs the diagnostic to stderr: errors and warnings at `warn`, notes
+    /// at `debug`.
+    pub fn log(&self) {
+        match self.severity {
+            Severity::Error | Severity::Warning => tracing::warn!("{self}"),
+            Severity::Note => tracing::debug!("{self}"),
+        }
+    }
+
     /// `path:line` (or just `path`), the way compilers name a place.
     pub fn location(&self) -> String {
         location(&self.path, self.line)

@@ -298,7 +298,17 @@ fn string_list(value: &Value, file: &Path, diagnostics: &mut Vec<Diagnostic>) ->
     let items: Vec<&Value> = match value {
         Value::String(_) => vec![value],
         Value::Array(items) => items.iter().collect(),
-        _ => vec![],
+        _ => {
+            diagnostics.push(
+                Finding::warning(
+                    "manifest-invalid",
+                    "\"skills\" is neither a path nor a list of paths; it is ignored",
+                    "list skill folders as strings, e.g. [\"./skills/pdf\"]",
+                )
+                .at(file),
+            );
+            return Vec::new();
+        }
     };
     let mut out = Vec::new();
     for item in items {
@@ -313,16 +323,6 @@ fn string_list(value: &Value, file: &Path, diagnostics: &mut Vec<Diagnostic>) ->
                 .at(file),
             ),
         }
-    }
-    if !matches!(value, Value::String(_) | Value::Array(_)) {
-        diagnostics.push(
-            Finding::warning(
-                "manifest-invalid",
-                "\"skills\" is neither a path nor a list of paths; it is ignored",
-                "list skill folders as strings, e.g. [\"./skills/pdf\"]",
-            )
-            .at(file),
-        );
     }
     out
 }

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::contents::Contents;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::parse::ReadError;
 use crate::plugins;
 use crate::render;
@@ -322,10 +322,7 @@ impl Registry {
         };
         let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
-            match diagnostic.severity {
-                Severity::Error | Severity::Warning => tracing::warn!("{diagnostic}"),
-                Severity::Note => tracing::debug!("{diagnostic}"),
-            }
+            diagnostic.log();
         }
         if changed || !delta.is_empty() {
             tracing::info!(

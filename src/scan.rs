@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use crate::diagnostic::{Diagnostic, Finding};
+use crate::diagnostic::{Diagnostic, Finding, Severity};
 use crate::parse::{self, Parsed};
 use crate::roots::{Layout, Root, Source};
 
@@ -311,15 +311,7 @@ fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
             Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
             Ok((Kind::Symlink, _)) => match lookup(dir, parent, name, true) {
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    let target = fs::read_link(&file).unwrap_or_default();
-                    return Probe::Broken(
-                        Finding::error(
-                            "dangling-symlink",
-                            format!("symlink to {}, which does not exist", target.display()),
-                            "fix or remove the symlink",
-                        )
-                        .at(file),
-                    );
+                    return Probe::Broken(dangling(&file, Severity::Error));
                 }
                 followed => followed,
             },
@@ -438,6 +430,19 @@ impl Parent {
     fn stat(&self, _relative: &Path, _follow: bool) -> io::Result<(Kind, Stamp)> {
         unreachable!("never opened")
     }
+}
+
+/// A symlink at `link` whose target does not exist: an error for a
+/// `SKILL.md` (a skill is lost), a warning for a folder.
+fn dangling(link: &Path, severity: Severity) -> Diagnostic {
+    let target = fs::read_link(link).unwrap_or_default();
+    Finding::new(
+        severity,
+        "dangling-symlink",
+        format!("symlink to {}, which does not exist", target.display()),
+        "fix or remove the symlink",
+    )
+    .at(link)
 }
 
 fn symlink_loop() -> Finding {
@@ -704,15 +709,7 @@ fn read_children(
                 Ok(_) => {}
                 Err(err) if is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    let target = fs::read_link(&path).unwrap_or_default();
-                    diagnostics.push(
-                        Finding::warning(
-                            "dangling-symlink",
-                            format!("symlink to {}, which does not exist", target.display()),
-                            "fix or remove the symlink",
-                        )
-                        .at(&path),
-                    );
+                    diagnostics.push(dangling(&path, Severity::Warning));
                 }
                 Err(_) => {}
             }
@@ -728,8 +725,9 @@ fn read_children(
     Ok(children)
 }
 
+/// Device and inode of the file `meta` describes.
 #[cfg(unix)]
-fn file_id(meta: &Metadata) -> FileId {
+pub(crate) fn file_id(meta: &Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
     (meta.dev(), meta.ino())
 }
@@ -747,7 +745,7 @@ fn entry_id(entry: &fs::DirEntry, parent_dev: u64) -> FileId {
 // are then bounded by MAX_DEPTH and MAX_DIRS alone, and the cache keys on size
 // and modification time only.
 #[cfg(not(unix))]
-fn file_id(_meta: &Metadata) -> FileId {
+pub(crate) fn file_id(_meta: &Metadata) -> FileId {
     (0, 0)
 }
 

@@ -269,17 +269,9 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
     let loaded = registry.current();
     let snapshot = &loaded.snapshot;
     for diagnostic in &snapshot.diagnostics {
-        match diagnostic.severity {
-            Severity::Error | Severity::Warning => tracing::warn!("{diagnostic}"),
-            Severity::Note => tracing::debug!("{diagnostic}"),
-        }
+        diagnostic.log();
     }
-    let by_source = snapshot
-        .count_by_source()
-        .iter()
-        .map(|(source, n)| format!("{source} {n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let by_source = snapshot.count_by_source();
     let errors = snapshot
         .diagnostics
         .iter()

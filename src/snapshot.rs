@@ -173,8 +173,9 @@ impl Snapshot {
             .unwrap_or_default()
     }
 
-    /// Number of served skills per source, in precedence order.
-    pub fn count_by_source(&self) -> Vec<(Source, usize)> {
+    /// Served skills per source, in precedence order: `custom 2, user 5`
+    /// (empty when there are none).
+    pub fn count_by_source(&self) -> String {
         let mut counts: Vec<(Source, usize)> = Vec::new();
         for skill in self.skills() {
             match counts.last_mut() {
@@ -182,7 +183,11 @@ impl Snapshot {
                 _ => counts.push((skill.source, 1)),
             }
         }
-        counts
+        let counts: Vec<String> = counts
+            .iter()
+            .map(|(source, n)| format!("{source} {n}"))
+            .collect();
+        counts.join(", ")
     }
 }
 

@@ -394,8 +394,7 @@ async fn rearm(
 
 #[cfg(unix)]
 fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
+    crate::scan::file_id(meta)
 }
 
 // Without inodes, aliases cannot be told apart; each path is its own.
