@@ -6,13 +6,11 @@
 //! (a FIFO, a file over the size cap, a 100 KB description, a bad byte deep in
 //! a body, 20,000 empty folders, an unreadable folder, a root that is a file).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Instant;
 
-use common::{Fixture, is_error, text};
+use crate::common::{Fixture, is_error, text};
 use serde_json::{Value, json};
 
 const ARGS: &[&str] = &[
@@ -99,7 +97,7 @@ fn unprivileged(fixture: &Fixture, args: &[&str]) -> std::process::Command {
     let copy = fixture.path("bin/skillserve");
     if !copy.exists() {
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-        std::fs::copy(common::BIN, &copy).unwrap();
+        std::fs::copy(crate::common::BIN, &copy).unwrap();
         std::fs::set_permissions(
             copy.parent().unwrap(),
             std::fs::Permissions::from_mode(0o755),
@@ -344,7 +342,7 @@ fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
         );
     }
     let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
-    let (responses, status) = common::raw_exchange(command, &lines, 2 + names.len());
+    let (responses, status) = crate::common::raw_exchange(command, &lines, 2 + names.len());
     for (i, name) in names.iter().enumerate() {
         let result = &responses[&(10 + i as i64)]["result"];
         assert!(result["content"][0]["text"].is_string(), "{name}: {result}");

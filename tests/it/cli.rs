@@ -1,8 +1,6 @@
 //! `skillserve list`, `show`, `check` and start-up errors, through the real binary.
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 use serde_json::{Value, json};
 
 const ONLY_CUSTOM: &[&str] = &["--skills-dir", "custom", "--no-user", "--no-project"];

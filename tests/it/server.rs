@@ -1,11 +1,9 @@
 //! The MCP server, driven through the real binary over stdio with rmcp's client.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Fixture, is_error, text};
+use crate::common::{Fixture, is_error, text};
 use rmcp::model::{ClientRequest, CustomRequest, ErrorCode};
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
@@ -509,7 +507,7 @@ fn stdout_carries_only_json_rpc_even_with_debug_logs_and_early_requests() {
     .collect();
     lines.push("this line is not JSON".to_owned());
 
-    let (responses, status) = common::raw_exchange(command, &lines, 11);
+    let (responses, status) = crate::common::raw_exchange(command, &lines, 11);
     assert!(responses.contains_key(&0), "the early request was answered");
     let text = responses[&3]["result"]["content"][0]["text"]
         .as_str()

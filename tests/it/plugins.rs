@@ -6,9 +6,7 @@
 //! and local-scoped entries, an orphaned version, a single-skill plugin and an
 //! install path that is gone.
 
-mod common;
-
-use common::{Fixture, is_error, text};
+use crate::common::{Fixture, is_error, text};
 use serde_json::{Value, json};
 
 fn fixture() -> Fixture {

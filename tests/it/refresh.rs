@@ -2,13 +2,11 @@
 //! a miss, and correctness under concurrent change (design §6), through the
 //! real binary.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Fixture, Server, is_error, text};
+use crate::common::{Fixture, Server, is_error, text};
 
 /// Long enough for a notification on a busy CI machine; only a hang guard.
 const NOTIFY_WITHIN: Duration = Duration::from_secs(10);

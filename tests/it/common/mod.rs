@@ -1,6 +1,5 @@
 //! Test environment: a private copy of `fixtures/`, the real binary started in
 //! it with a hermetic environment, and an rmcp client connected over its stdio.
-#![allow(dead_code)] // each test binary uses a different part of this module
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
