@@ -3,12 +3,10 @@
 //!
 //! Run with `cargo bench --bench scan` (add `-- --sample-count 10` for a quick
 //! pass). Corpora are generated once into `target/bench-corpus/<N>/` by
-//! `../shared/bench/make_corpus.py` when it exists, else by the small generator
-//! at the bottom of this file, and reused while their marker file is intact.
+//! `benches/make_corpus.py` and reused while their marker file is intact.
 //! See `benches/README.md` for what each figure means and the targets.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -17,10 +15,10 @@ use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 
 use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES};
-use skillserve::registry;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
 use skillserve::scan::Cache;
+use skillserve::snapshot;
 use skillserve::snapshot::Snapshot;
 
 fn main() {
@@ -42,13 +40,13 @@ const BUDGET: usize = skillserve::config::DEFAULT_DESCRIPTION_BUDGET;
 #[divan::bench(args = [1_000, 10_000], sample_count = 20)]
 fn load_cold(bencher: Bencher, n: usize) {
     let config = config_for(corpus(n));
-    let skills = registry::load(&config, &mut Cache::default(), None)
+    let skills = snapshot::load(&config, &mut Cache::default(), None)
         .skills()
         .len();
     assert_eq!(skills, n, "the corpus at {n} should yield {n} skills");
     bencher
         .counter(ItemsCount::new(n))
-        .bench_local(|| registry::load(&config, &mut Cache::default(), None));
+        .bench_local(|| snapshot::load(&config, &mut Cache::default(), None));
 }
 
 /// Rescanning an unchanged tree with a warm cache (the periodic refresh): the
@@ -58,9 +56,9 @@ fn load_cold(bencher: Bencher, n: usize) {
 fn load_warm_rescan(bencher: Bencher, n: usize) {
     let config = config_for(corpus(n));
     let mut cache = Cache::default();
-    let first = registry::load(&config, &mut cache, None);
+    let first = snapshot::load(&config, &mut cache, None);
     assert_eq!(first.files_parsed, n, "the cold load parses every file");
-    let warm = registry::load(&config, &mut cache, Some(&first));
+    let warm = snapshot::load(&config, &mut cache, Some(&first));
     eprintln!(
         "load_warm_rescan({n}): files_parsed after warm-up = {} (skills = {}, index shared = {})",
         warm.files_parsed,
@@ -77,7 +75,7 @@ fn load_warm_rescan(bencher: Bencher, n: usize) {
     );
     bencher
         .counter(ItemsCount::new(n))
-        .bench_local(|| registry::load(&config, &mut cache, Some(&first)));
+        .bench_local(|| snapshot::load(&config, &mut cache, Some(&first)));
 }
 
 /// A rescan after one SKILL.md changed: one file parsed, the index rebuilt.
@@ -86,7 +84,7 @@ fn load_after_one_change(bencher: Bencher, n: usize) {
     let dir = corpus(n);
     let config = config_for(dir.clone());
     let mut cache = Cache::default();
-    let mut previous = registry::load(&config, &mut cache, None);
+    let mut previous = snapshot::load(&config, &mut cache, None);
     let victim = previous.skills()[n / 2].file.clone();
     let file = std::fs::File::options().write(true).open(&victim).unwrap();
     let mut tick = 0u64;
@@ -95,7 +93,7 @@ fn load_after_one_change(bencher: Bencher, n: usize) {
         tick += 1;
         let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + tick);
         file.set_modified(when).unwrap();
-        let next = registry::load(&config, &mut cache, Some(&previous));
+        let next = snapshot::load(&config, &mut cache, Some(&previous));
         assert_eq!(next.files_parsed, 1);
         previous = next;
     });
@@ -203,7 +201,7 @@ fn snapshot(n: usize) -> &'static Snapshot {
         .get_or_insert_with(HashMap::new)
         .entry(n)
         .or_insert_with(|| {
-            let snapshot = registry::load(&config_for(corpus(n)), &mut Cache::default(), None);
+            let snapshot = snapshot::load(&config_for(corpus(n)), &mut Cache::default(), None);
             assert_eq!(snapshot.skills().len(), n);
             Box::leak(Box::new(snapshot))
         })
@@ -216,10 +214,7 @@ fn corpus(n: usize) -> PathBuf {
     corpora.entry(n).or_insert_with(|| prepare(n)).clone()
 }
 
-const MAKE_CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/bench/make_corpus.py"
-);
+const MAKE_CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/make_corpus.py");
 
 /// `target/bench-corpus/<n>/skills`, (re)generated unless its marker says it
 /// holds `n` skills already.
@@ -239,21 +234,13 @@ fn prepare(n: usize) -> PathBuf {
     }
     std::fs::create_dir_all(&skills).expect("create the corpus directory");
     let started = std::time::Instant::now();
-    let generator = if Path::new(MAKE_CORPUS).is_file() && run_make_corpus(&skills, n) {
-        "make_corpus.py"
-    } else {
-        eprintln!(
-            "bench: {MAKE_CORPUS} is missing or failed; using the built-in generator for {n} skills"
-        );
-        if skills.exists() {
-            std::fs::remove_dir_all(&skills).expect("remove a partial corpus");
-        }
-        fallback::generate(&skills, n).expect("write the fallback corpus");
-        "builtin"
-    };
-    std::fs::write(&marker, format!("{n} {generator}\n")).expect("write the corpus marker");
+    assert!(
+        run_make_corpus(&skills, n),
+        "bench: {MAKE_CORPUS} failed; it needs python3"
+    );
+    std::fs::write(&marker, format!("{n} make_corpus.py\n")).expect("write the corpus marker");
     eprintln!(
-        "bench: generated {n} skills with {generator} in {:.1} s at {}",
+        "bench: generated {n} skills with make_corpus.py in {:.1} s at {}",
         started.elapsed().as_secs_f64(),
         skills.display()
     );
@@ -286,148 +273,5 @@ fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => manifest.join(dir),
         _ => manifest.join("target"),
-    }
-}
-
-/// A dependency-free stand-in for make_corpus.py: `n` skills named
-/// `<topic>-<role>-<i>` with a one-line description and a body of about 6 KB
-/// (3–12 KB) of headings, paragraphs, lists and code blocks. Deterministic.
-mod fallback {
-    use super::*;
-
-    const TOPICS: &str = "pdf excel csv docker kubernetes git api sql react rust python deploy
-        review auth cache email report chart design security metrics backup search translation
-        invoice schema";
-    const ROLES: &str = "builder helper generator extractor converter analyzer validator writer
-        reviewer planner formatter scanner migrator auditor";
-    const WORDS: &str = "the a of to and for with in on data file output input config option
-        step result error value key table row request response user project service module test
-        rule format template schema cache index query report summary section page version release
-        branch commit build job task event log latency budget timeout retry queue worker memory
-        network";
-
-    /// A xorshift64* generator (small, fast, the same everywhere) with the
-    /// word lists it draws from.
-    struct Gen {
-        state: u64,
-        topics: Vec<&'static str>,
-        roles: Vec<&'static str>,
-        words: Vec<&'static str>,
-    }
-
-    impl Gen {
-        fn new() -> Gen {
-            Gen {
-                state: 0x9E37_79B9_7F4A_7C15,
-                topics: TOPICS.split_whitespace().collect(),
-                roles: ROLES.split_whitespace().collect(),
-                words: WORDS.split_whitespace().collect(),
-            }
-        }
-
-        fn next(&mut self) -> u64 {
-            self.state ^= self.state >> 12;
-            self.state ^= self.state << 25;
-            self.state ^= self.state >> 27;
-            self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn topic(&mut self) -> &'static str {
-            let i = self.below(self.topics.len());
-            self.topics[i]
-        }
-
-        fn role(&mut self) -> &'static str {
-            let i = self.below(self.roles.len());
-            self.roles[i]
-        }
-
-        fn word(&mut self) -> &'static str {
-            let i = self.below(self.words.len());
-            self.words[i]
-        }
-
-        /// Appends one capitalised sentence of 6–15 words.
-        fn sentence(&mut self, out: &mut String) {
-            let words = 6 + self.below(10);
-            let start = out.len();
-            for i in 0..words {
-                if i > 0 {
-                    out.push(' ');
-                }
-                let word = self.word();
-                out.push_str(word);
-            }
-            out[start..=start].make_ascii_uppercase();
-            out.push('.');
-        }
-    }
-
-    pub fn generate(dir: &Path, n: usize) -> std::io::Result<()> {
-        let mut g = Gen::new();
-        for i in 0..n {
-            let name = format!("{}-{}-{i}", g.topic(), g.role());
-            let skill = dir.join(&name);
-            std::fs::create_dir_all(&skill)?;
-            std::fs::write(skill.join("SKILL.md"), skill_md(&mut g, &name))?;
-        }
-        Ok(())
-    }
-
-    fn skill_md(g: &mut Gen, name: &str) -> String {
-        let mut description = format!(
-            "Use this skill to work with {} {} output.",
-            g.topic(),
-            g.word()
-        );
-        let target = 50 + g.below(300);
-        while description.len() < target {
-            description.push(' ');
-            g.sentence(&mut description);
-        }
-        let body_target = 3_000 + g.below(9_000);
-        let mut out = String::with_capacity(body_target + 600);
-        let _ = write!(
-            out,
-            "---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n"
-        );
-        let mut section = 0;
-        while out.len() < body_target {
-            match g.below(5) {
-                0 => {
-                    section += 1;
-                    let _ = writeln!(out, "## Section {section}\n");
-                }
-                1 => {
-                    for _ in 0..3 + g.below(4) {
-                        out.push_str("- ");
-                        g.sentence(&mut out);
-                        out.push('\n');
-                    }
-                    out.push('\n');
-                }
-                2 => {
-                    out.push_str("```bash\nset -euo pipefail\n");
-                    for _ in 0..2 + g.below(6) {
-                        out.push_str("# ");
-                        g.sentence(&mut out);
-                        out.push('\n');
-                    }
-                    out.push_str("```\n\n");
-                }
-                _ => {
-                    for _ in 0..2 + g.below(5) {
-                        g.sentence(&mut out);
-                        out.push(' ');
-                    }
-                    out.push_str("\n\n");
-                }
-            }
-        }
-        out
     }
 }

@@ -1,5 +1,5 @@
 //! The command line: flags and environment variables, turned into a
-//! [`Config`] (design §8). Nothing else in the crate sees `clap` types.
+//! [`Config`] (behaviour.md §8). Nothing else in the crate sees `clap` types.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -175,7 +175,16 @@ pub enum UsageError {
         flag: &'static str,
         command: &'static str,
     },
+    #[error(
+        "{what} `{value}` is not a log level: use one of off, error, warn, info, debug, trace, or a filter such as `skillserve=debug,rmcp=info`"
+    )]
+    LogLevel { what: &'static str, value: String },
+    #[error("invalid log filter `{value}`: {reason}")]
+    LogFilter { value: String, reason: String },
 }
+
+/// The log levels `--log-level` and `SKILLSERVE_LOG` accept.
+const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 impl Cli {
     /// The server options: those given after `serve` override those before it.
@@ -213,6 +222,31 @@ impl Cli {
             refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
             watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
         })
+    }
+
+    /// The `tracing` filter for the log: `--log-level` (a bare level applies
+    /// to skillserve, dependencies stay at `warn`), else `SKILLSERVE_LOG`, else
+    /// `info` for skillserve in the server and `warn` for commands.
+    pub fn log_filter(&self, env: &Env) -> Result<String, UsageError> {
+        if let Some(value) = &self.shared.log_level {
+            let level = value.trim().to_ascii_lowercase();
+            if LOG_LEVELS.contains(&level.as_str()) {
+                return Ok(format!("warn,skillserve={level}"));
+            }
+            check_filter("--log-level", value)?;
+            return Ok(value.clone());
+        }
+        if let Some(filter) = &env.log_filter {
+            check_filter("SKILLSERVE_LOG", filter)?;
+            return Ok(filter.clone());
+        }
+        let serving = matches!(self.command, None | Some(Command::Serve(_)));
+        Ok(if serving {
+            "warn,skillserve=info"
+        } else {
+            "warn"
+        }
+        .to_owned())
     }
 
     /// The configuration, plus warnings worth logging (e.g. no home directory).
@@ -289,6 +323,26 @@ impl Cli {
     }
 }
 
+/// Refuses a filter with a word that is not a level where a level belongs:
+/// `tracing` would read `--log-level verbose` as "only the target `verbose`"
+/// and silently log nothing.
+fn check_filter(what: &'static str, filter: &str) -> Result<(), UsageError> {
+    for directive in filter.split(',').map(str::trim) {
+        let level = directive
+            .rsplit_once('=')
+            .map_or(directive, |(_, level)| level);
+        if !directive.is_empty()
+            && !LOG_LEVELS.contains(&level.trim().to_ascii_lowercase().as_str())
+        {
+            return Err(UsageError::LogLevel {
+                what,
+                value: filter.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
 /// without a shell), then makes the path absolute against the current directory.
 fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
@@ -305,7 +359,7 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
     }
     let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
     let lookup = |var: &str| -> Result<Option<String>, ()> {
-        match std::env::var_os(var) {
+        match env.var(var) {
             Some(v) => Ok(Some(v.to_string_lossy().into_owned())),
             None => Err(()),
         }
@@ -450,6 +504,35 @@ mod tests {
             Cli::try_parse_from(["skillserve", "--refresh-interval", "18446744073709551615"])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn log_levels_and_filters_are_checked() {
+        let filter = |args: &[&str]| parse(args).log_filter(&env());
+        assert_eq!(filter(&[]).unwrap(), "warn,skillserve=info");
+        assert_eq!(filter(&["list"]).unwrap(), "warn");
+        assert_eq!(
+            filter(&["--log-level", "DEBUG"]).unwrap(),
+            "warn,skillserve=debug"
+        );
+        assert_eq!(
+            filter(&["--log-level", "skillserve=trace,rmcp=info"]).unwrap(),
+            "skillserve=trace,rmcp=info"
+        );
+        for bad in ["verbose", "debg", "skillserve=loud", "info,chatty"] {
+            assert!(
+                matches!(
+                    filter(&["--log-level", bad]),
+                    Err(UsageError::LogLevel { .. })
+                ),
+                "{bad}"
+            );
+        }
+        let mut env = env();
+        env.log_filter = Some("verbose".into());
+        assert!(parse(&[]).log_filter(&env).is_err());
+        env.log_filter = Some("debug".into());
+        assert_eq!(parse(&[]).log_filter(&env).unwrap(), "debug");
     }
 
     #[test]

@@ -10,11 +10,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::answer::{self, Answer};
 use crate::contents::Contents;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::lint;
-use crate::registry::{self, Answer};
 use crate::roots::Source;
 use crate::snapshot::{Skill, Snapshot};
 
@@ -91,7 +91,7 @@ pub fn list(
     let problems = snapshot
         .diagnostics
         .iter()
-        .filter(|d| d.severity != Severity::Note && d.code != "shadowed")
+        .filter(|d| d.severity != Severity::Note && d.code != Code::Shadowed)
         .count();
     if problems > 0 {
         writeln!(
@@ -204,8 +204,8 @@ pub fn show(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    match registry::answer(snapshot, name, &Contents::new(max_file_bytes)) {
-        Answer::Loaded(text) => {
+    match answer::answer(snapshot, name, &Contents::new(max_file_bytes)) {
+        Answer::Skill(text) => {
             out.write_all(text.as_bytes())?;
             Ok(ExitCode::Success)
         }

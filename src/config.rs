@@ -4,18 +4,19 @@
 //! reads `std::env` or sees `clap` types. Paths in a `Config` are absolute and
 //! already expanded (`~`, `$VAR`).
 
-use std::ffi::OsString;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Default cap on the size of one SKILL.md (design §4).
+/// Default cap on the size of one SKILL.md (behaviour.md §4).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
-/// Default character budget of the `skill` tool description (design §5.1).
+/// Default character budget of the `skill` tool description (behaviour.md §5.1).
 pub const DEFAULT_DESCRIPTION_BUDGET: usize = 8000;
 /// The smallest budget that still leaves room for the header and the
 /// "N more skills" line; smaller values are refused at start-up.
 pub const MIN_DESCRIPTION_BUDGET: usize = 300;
-/// Default seconds between two full rescans (design §6).
+/// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
 
 /// Where to look for skills and how to read them. Shared by the server and the CLI.
@@ -60,10 +61,11 @@ impl Default for ServeOptions {
     }
 }
 
-/// The environment variables skillserve reads, captured once at start-up.
+/// The environment, captured once at start-up: the variables skillserve
+/// reads, every variable for `$VAR` expansion, and the working directory.
 ///
-/// Keeping them in one value makes the precedence rules testable without
-/// touching the process environment.
+/// Nothing else in the crate reads the process environment, so the
+/// precedence rules are testable without touching it.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     pub home: Option<PathBuf>,
@@ -71,27 +73,45 @@ pub struct Env {
     pub codex_home: Option<OsString>,
     pub claude_project_dir: Option<OsString>,
     pub skills_dirs: Option<OsString>,
+    /// `SKILLSERVE_LOG`, the log filter when `--log-level` is not given.
+    pub log_filter: Option<String>,
+    /// Every variable, for expanding `$VAR` in paths.
+    pub vars: HashMap<OsString, OsString>,
     pub cwd: PathBuf,
 }
 
 impl Env {
     /// Reads the process environment. Empty variables count as unset.
     pub fn from_process() -> std::io::Result<Env> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let vars: HashMap<OsString, OsString> = std::env::vars_os().collect();
+        let var = |name: &str| {
+            vars.get(OsStr::new(name))
+                .filter(|v| !v.is_empty())
+                .cloned()
+        };
         Ok(Env {
             home: home_dir_from(var("HOME"), var("USERPROFILE")),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
             claude_project_dir: var("CLAUDE_PROJECT_DIR"),
             skills_dirs: var("SKILLSERVE_SKILLS_DIRS"),
+            log_filter: var("SKILLSERVE_LOG")
+                .map(|v| v.to_string_lossy().trim().to_owned())
+                .filter(|v| !v.is_empty()),
             cwd: std::env::current_dir()?,
+            vars,
         })
+    }
+
+    /// The variable `name`, if it is set (even to an empty value).
+    pub fn var(&self, name: &str) -> Option<&OsStr> {
+        self.vars.get(OsStr::new(name)).map(OsString::as_os_str)
     }
 }
 
 /// `HOME`, or on Windows `USERPROFILE`. Deliberately not the password database:
-/// the design says an unset `HOME` means "no user roots, one warning", which is
-/// what a server started with a scrubbed environment should do.
+/// an unset `HOME` means "no user roots, one warning" (behaviour.md §3.1), which
+/// is what a server started with a scrubbed environment should do.
 fn home_dir_from(home: Option<OsString>, userprofile: Option<OsString>) -> Option<PathBuf> {
     let home = if cfg!(windows) {
         home.or(userprofile)

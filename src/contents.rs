@@ -1,10 +1,11 @@
 //! The text of skills that were called, kept while their files are unchanged.
 //!
-//! A call must see the file as it is now (design §5.2: edits show up at once),
-//! but reading it means open, read and close, and an open inside a watched
-//! folder wakes the file watcher. A `stat` answers "is it unchanged?" without
-//! either: the text is reused while the size, modification time and inode are
-//! those of the read that produced it. Measured at 1,000 skills, this took the
+//! A call must see the file as it is now (behaviour.md §5.2: edits show up at
+//! once), but reading it means open, read and close, and an open inside a
+//! watched folder wakes the file watcher. A `stat` answers "is it unchanged?"
+//! without either: the text is reused while the file's [`Stamp`] (size,
+//! modification and inode change times, device and inode) is that of the read
+//! that produced it. Measured at 1,000 skills, this took the
 //! median `tools/call` round trip from about 140 µs to about 100 µs with
 //! watching on.
 
@@ -12,8 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::parse::{self, ReadError};
-use crate::scan::Stamp;
+use crate::disk::{self, ReadError, Stamp};
 
 /// At most this many bytes of text are kept; past it the cache starts over.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
@@ -38,8 +38,8 @@ impl Contents {
         }
     }
 
-    /// The text of the SKILL.md at `path`, exactly as
-    /// [`parse::read_skill_file`] returns it.
+    /// The text of the SKILL.md at `path`, exactly as [`disk::read_text`]
+    /// returns it.
     pub fn read(&self, path: &Path) -> Result<Arc<str>, ReadError> {
         // Taken before reading: if the file changes while it is read, the
         // next call sees another version and reads again.
@@ -50,7 +50,7 @@ impl Contents {
         {
             return Ok(Arc::clone(text));
         }
-        let text: Arc<str> = parse::read_skill_file(path, self.max_file_bytes)?.into();
+        let text: Arc<str> = disk::read_text(path, self.max_file_bytes)?.into();
         let mut cached = lock();
         if cached.bytes + text.len() > CACHE_BYTES {
             *cached = Cached::default();

@@ -8,7 +8,98 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// Declares [`Code`]: each variant with its stable kebab-case text.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $text:literal,)*) => {
+        /// What a diagnostic is about: a stable identifier, shown in logs and
+        /// `check` output as kebab-case text (`yaml-invalid`). Code decides on
+        /// the variants, never on the text, so renaming a text cannot change
+        /// behaviour; the README's table of codes lists every one.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &[Code] = &[$(Code::$variant,)*];
+
+            /// The kebab-case text of the code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // Reading and parsing a SKILL.md.
+    InvalidUtf8 = "invalid-utf8",
+    FrontmatterUnterminated = "frontmatter-unterminated",
+    YamlInvalid = "yaml-invalid",
+    FrontmatterNotAMap = "frontmatter-not-a-map",
+    EmptyFile = "empty-file",
+    FileTooLarge = "file-too-large",
+    NotAFile = "not-a-file",
+    Unreadable = "unreadable",
+    YamlRecovered = "yaml-recovered",
+    FrontmatterMissing = "frontmatter-missing",
+    NameFallback = "name-fallback",
+    DescriptionMissing = "description-missing",
+    DescriptionNotText = "description-not-text",
+    // Walking roots.
+    DanglingSymlink = "dangling-symlink",
+    DirUnreadable = "dir-unreadable",
+    RootUnreadable = "root-unreadable",
+    RootNotADirectory = "root-not-a-directory",
+    RootMissing = "root-missing",
+    SkillMissing = "skill-missing",
+    SymlinkLoop = "symlink-loop",
+    WalkLimit = "walk-limit",
+    DepthLimit = "depth-limit",
+    SameFile = "same-file",
+    // Names.
+    Shadowed = "shadowed",
+    // The Agent Skills rules `check` adds.
+    FrontmatterRequired = "frontmatter-required",
+    DescriptionEmpty = "description-empty",
+    NameMissing = "name-missing",
+    NameInvalid = "name-invalid",
+    NameLength = "name-length",
+    NameFolderMismatch = "name-folder-mismatch",
+    DescriptionTooLong = "description-too-long",
+    CompatibilityTooLong = "compatibility-too-long",
+    CompatibilityInvalid = "compatibility-invalid",
+    MetadataInvalid = "metadata-invalid",
+    FieldNotText = "field-not-text",
+    UnknownField = "unknown-field",
+    LongFile = "long-file",
+    // Claude Code plugin files.
+    JsonInvalid = "json-invalid",
+    JsonUnreadable = "json-unreadable",
+    ManifestInvalid = "manifest-invalid",
+    ManifestEntryInvalid = "manifest-entry-invalid",
+    SettingsInvalid = "settings-invalid",
+    PluginMissing = "plugin-missing",
+    PluginDisabled = "plugin-disabled",
+    PluginPathOutside = "plugin-path-outside",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 /// How bad a finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -46,8 +137,7 @@ impl fmt::Display for Severity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
-    /// A stable kebab-case identifier (`yaml-invalid`, `shadowed`, ...).
-    pub code: &'static str,
+    pub code: Code,
     /// 1-based line in the file, when the finding is about one line.
     pub line: Option<usize>,
     /// What is wrong, in one sentence.
@@ -59,7 +149,7 @@ pub struct Finding {
 impl Finding {
     pub fn new(
         severity: Severity,
-        code: &'static str,
+        code: Code,
         message: impl Into<String>,
         hint: impl Into<String>,
     ) -> Finding {
@@ -72,19 +162,15 @@ impl Finding {
         }
     }
 
-    pub fn error(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn error(code: Code, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Finding::new(Severity::Error, code, message, hint)
     }
 
-    pub fn warning(
-        code: &'static str,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Self {
+    pub fn warning(code: Code, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Finding::new(Severity::Warning, code, message, hint)
     }
 
-    pub fn note(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn note(code: Code, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Finding::new(Severity::Note, code, message, hint)
     }
 
@@ -112,7 +198,7 @@ impl Finding {
 pub struct Diagnostic {
     pub path: PathBuf,
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     pub message: String,
@@ -158,5 +244,46 @@ impl fmt::Display for Diagnostic {
             write!(f, " ({})", self.hint)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's table of diagnostic codes names every code, and nothing
+    /// else that looks like one.
+    #[test]
+    fn the_readme_documents_every_code() {
+        let readme = include_str!("../README.md");
+        let table = readme
+            .split("| code | severity | meaning |")
+            .nth(1)
+            .expect("the README has a table of codes");
+        let mut documented = std::collections::BTreeSet::new();
+        let rows = table.lines().skip(1).take_while(|l| l.starts_with('|'));
+        for row in rows.filter(|l| !l.starts_with("|---")) {
+            let first_cell = row.split('|').nth(1).unwrap_or_default();
+            for code in first_cell.split(',') {
+                documented.insert(code.trim().trim_matches('`').to_owned());
+            }
+        }
+        let known: std::collections::BTreeSet<String> =
+            Code::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+        assert_eq!(documented, known, "README table vs Code::ALL");
+    }
+
+    #[test]
+    fn codes_are_unique_kebab_case() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let text = code.as_str();
+            assert!(seen.insert(text), "{text} twice");
+            assert!(
+                text.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{text}"
+            );
+        }
     }
 }

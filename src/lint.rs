@@ -5,10 +5,11 @@
 //! clients (and `skills-ref validate`) enforce, and reads each file in full to
 //! catch what the start-up scan does not read (a bad byte deep in the body).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::diagnostic::{Diagnostic, Finding};
-use crate::parse;
+use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::disk;
+use crate::parse::NameFrom;
 use crate::scan::folder_name;
 use crate::snapshot::{Skill, Snapshot};
 
@@ -55,75 +56,80 @@ pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
     out
 }
 
+/// Every rule, applied to one skill.
 fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
     let mut out = Vec::new();
+    name(skill, &mut out);
+    frontmatter_and_description(skill, &mut out);
     let fields = &skill.parsed.fields;
-    let has_frontmatter = !skill
-        .parsed
-        .findings
-        .iter()
-        .any(|f| f.code == "frontmatter-missing");
+    compatibility(fields, &mut out);
+    metadata(fields, &mut out);
+    text_fields(fields, &mut out);
+    unknown_fields(fields, &mut out);
+    whole_file(skill, max_file_bytes, &mut out);
+    out
+}
 
-    // A single-skill plugin's folder is its version folder (`1.0.0`): there
-    // is no folder name to match.
-    let own_folder = match &skill.plugin {
-        Some(plugin) if plugin.install_path == skill.dir => None,
-        _ => Some(folder_name(&skill.dir)),
-    };
-    let fell_back = skill
-        .parsed
-        .findings
-        .iter()
-        .any(|f| f.code == "name-fallback");
-    if fell_back {
-        // `name-fallback` has said enough.
-    } else if skill.parsed.name_given {
-        let namespaced = skill.plugin.is_some();
-        out.extend(name_rules(
-            &skill.parsed.name,
-            own_folder.as_deref(),
-            namespaced,
-        ));
-    } else if has_frontmatter {
-        out.push(Finding::warning(
-            "name-missing",
+/// The name rules, or a note that the frontmatter has no name.
+fn name(skill: &Skill, out: &mut Vec<Finding>) {
+    let parsed = &skill.parsed;
+    match parsed.name_from {
+        NameFrom::Frontmatter => {
+            // A single-skill plugin's folder is its version folder (`1.0.0`):
+            // there is no folder name to match.
+            let own_folder = match &skill.plugin {
+                Some(plugin) if plugin.install_path == skill.dir => None,
+                _ => Some(folder_name(&skill.dir)),
+            };
+            let namespaced = skill.plugin.is_some();
+            out.extend(name_rules(&parsed.name, own_folder.as_deref(), namespaced));
+        }
+        NameFrom::Folder if parsed.has_frontmatter => out.push(Finding::warning(
+            Code::NameMissing,
             format!(
                 "no `name` (the spec requires one); '{}' is used",
-                skill.parsed.name
+                parsed.name
             ),
-            format!("add `name: {}`", skill.parsed.name),
-        ));
+            format!("add `name: {}`", parsed.name),
+        )),
+        // Without frontmatter `frontmatter-required` says it all; an unusable
+        // name has its `name-fallback` warning.
+        NameFrom::Folder | NameFrom::Replaced => {}
     }
+}
 
-    if !has_frontmatter {
+fn frontmatter_and_description(skill: &Skill, out: &mut Vec<Finding>) {
+    let parsed = &skill.parsed;
+    if !parsed.has_frontmatter {
         out.push(Finding::error(
-            "frontmatter-required",
+            Code::FrontmatterRequired,
             "the spec requires YAML frontmatter with `name` and `description`",
             "start the file with `---`, `name: ...`, `description: ...`, `---`",
         ));
     }
-
-    let chars = skill.parsed.description_chars;
-    if has_frontmatter && chars == 0 {
+    let chars = parsed.description_chars;
+    if parsed.has_frontmatter && chars == 0 {
         out.push(Finding::error(
-            "description-empty",
+            Code::DescriptionEmpty,
             "`description` is missing, empty or not text; the spec requires 1 to 1024 characters",
             "say what the skill does and when to use it",
         ));
     }
     if chars > MAX_DESCRIPTION_CHARS {
         out.push(Finding::error(
-            "description-too-long",
+            Code::DescriptionTooLong,
             format!("`description` has {chars} characters; the spec allows at most {MAX_DESCRIPTION_CHARS}"),
             "keep it to what the skill does and when to use it; move detail into the body",
         ));
     }
+}
 
+fn compatibility(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
     match fields.get("compatibility") {
         None | Some(Value::Null) => {}
         Some(Value::String(text)) if text.chars().count() <= MAX_COMPATIBILITY_CHARS => {}
         Some(Value::String(text)) => out.push(Finding::error(
-            "compatibility-too-long",
+            Code::CompatibilityTooLong,
             format!(
                 "`compatibility` has {} characters; the spec allows at most {MAX_COMPATIBILITY_CHARS}",
                 text.chars().count()
@@ -131,35 +137,41 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
             "shorten it to the environment requirements",
         )),
         Some(_) => out.push(Finding::error(
-            "compatibility-invalid",
+            Code::CompatibilityInvalid,
             "`compatibility` must be a string",
             "write it as one line of text, e.g. `compatibility: Requires Python 3.11`",
         )),
     }
+}
 
+fn metadata(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
     match fields.get("metadata") {
         None | Some(Value::Null) => {}
         Some(Value::Object(map)) if map.values().all(Value::is_string) => {}
         Some(_) => out.push(Finding::error(
-            "metadata-invalid",
+            Code::MetadataInvalid,
             "`metadata` must map keys to strings",
             "quote every value, e.g. `metadata:` then `  version: \"1.0\"`",
         )),
     }
+}
 
+fn text_fields(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
     for key in ["license", "allowed-tools"] {
         if let Some(value) = fields.get(key)
             && !value.is_string()
             && !value.is_null()
         {
             out.push(Finding::warning(
-                "field-not-text",
+                Code::FieldNotText,
                 format!("`{key}` should be a string"),
                 format!("write `{key}` as one line of text"),
             ));
         }
     }
+}
 
+fn unknown_fields(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
     for key in fields.keys() {
         if SPEC_KEYS.contains(&key.as_str()) {
             continue;
@@ -170,19 +182,21 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
             "clients ignore it; strict validators such as skills-ref reject it; `metadata` is the place for extra data"
         };
         out.push(Finding::note(
-            "unknown-field",
+            Code::UnknownField,
             format!("`{key}` is not a field of the Agent Skills spec"),
             hint,
         ));
     }
+}
 
-    // The scan read only the frontmatter; read everything once.
-    match parse::read_skill_file(&skill.file, max_file_bytes) {
+/// The scan read only the frontmatter; read everything once.
+fn whole_file(skill: &Skill, max_file_bytes: u64, out: &mut Vec<Finding>) {
+    match disk::read_text(&skill.file, max_file_bytes) {
         Ok(text) => {
             let lines = text.lines().count();
             if lines > RECOMMENDED_MAX_LINES {
                 out.push(Finding::note(
-                    "long-file",
+                    Code::LongFile,
                     format!("SKILL.md has {lines} lines; the spec recommends under {RECOMMENDED_MAX_LINES}"),
                     "move details into references/ files the skill points to",
                 ));
@@ -190,14 +204,13 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
         }
         Err(err) => out.push(err.finding()),
     }
-    out
 }
 
 /// The specification's rules for `name`, given the skill folder's name (or
 /// `None` when the skill has no folder of its own, as in a single-skill plugin).
 ///
 /// In a plugin, a namespaced name (`team:lint`, the Claude Code convention,
-/// design §2) is held to the rules part by part, and its short name to the
+/// behaviour.md §2) is held to the rules part by part, and its short name to the
 /// folder. Elsewhere `:` is just a character the spec does not allow.
 fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -211,7 +224,7 @@ fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding
         let chars = part.chars().count();
         if chars == 0 || chars > MAX_NAME_CHARS {
             out.push(Finding::error(
-                "name-length",
+                Code::NameLength,
                 format!("`name` has {chars} characters; the spec allows 1 to {MAX_NAME_CHARS}"),
                 fix,
             ));
@@ -221,14 +234,14 @@ fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding
             .find(|&c| !(c == '-' || c.is_alphanumeric()) || c.is_uppercase())
         {
             out.push(Finding::error(
-                "name-invalid",
+                Code::NameInvalid,
                 format!("`name` contains {bad:?}; the spec allows only lowercase letters, digits and hyphens"),
                 fix,
             ));
         }
         if part.starts_with('-') || part.ends_with('-') || part.contains("--") {
             out.push(Finding::error(
-                "name-invalid",
+                Code::NameInvalid,
                 "`name` starts or ends with a hyphen, or has two in a row",
                 fix,
             ));
@@ -243,7 +256,7 @@ fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding
         && short != folder
     {
         out.push(Finding::warning(
-            "name-folder-mismatch",
+            Code::NameFolderMismatch,
             format!("`name` is {name:?} but the folder is {folder:?}; the spec wants them equal"),
             "rename the folder or the skill so that they match",
         ));
@@ -255,7 +268,7 @@ fn name_rules(name: &str, folder: Option<&str>, namespaced: bool) -> Vec<Finding
 mod tests {
     use super::*;
 
-    fn codes(findings: &[Finding]) -> Vec<&'static str> {
+    fn codes(findings: &[Finding]) -> Vec<Code> {
         findings.iter().map(|f| f.code).collect()
     }
 
@@ -271,28 +284,28 @@ mod tests {
     fn invalid_names_are_errors() {
         assert_eq!(
             codes(&name_rules("PDF", Some("PDF"), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         assert_eq!(
             codes(&name_rules("a/b", Some("a/b"), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         assert_eq!(
             codes(&name_rules("..", Some(".."), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         assert_eq!(
             codes(&name_rules("-a", Some("-a"), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         assert_eq!(
             codes(&name_rules("a--b", Some("a--b"), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         let long = "a".repeat(65);
         assert_eq!(
             codes(&name_rules(&long, Some(&long), false)),
-            ["name-length"]
+            [Code::NameLength]
         );
     }
 
@@ -300,7 +313,7 @@ mod tests {
     fn folder_mismatch_is_a_warning() {
         assert_eq!(
             codes(&name_rules("pdf", Some("pdf_tools"), false)),
-            ["name-folder-mismatch"]
+            [Code::NameFolderMismatch]
         );
     }
 
@@ -309,20 +322,20 @@ mod tests {
         assert!(name_rules("fmt:format", Some("format"), true).is_empty());
         assert_eq!(
             codes(&name_rules("Team:lint", Some("lint"), true)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
         assert_eq!(
             codes(&name_rules(":lint", Some("lint"), true)),
-            ["name-length"]
+            [Code::NameLength]
         );
         assert_eq!(
             codes(&name_rules("team:lint", Some("team-lint"), true)),
-            ["name-folder-mismatch"]
+            [Code::NameFolderMismatch]
         );
         // Outside a plugin, `:` is not allowed.
         assert_eq!(
             codes(&name_rules("team:lint", Some("team:lint"), false)),
-            ["name-invalid"]
+            [Code::NameInvalid]
         );
     }
 }

@@ -5,13 +5,13 @@ use std::io::Write;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use skillserve::cli::{Cli, Command};
+use skillserve::cli::{Cli, Command, UsageError};
 use skillserve::commands;
-use skillserve::config::Env;
+use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
-use skillserve::registry;
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
+use skillserve::snapshot;
 
 fn main() {
     limit_malloc_arenas();
@@ -24,7 +24,11 @@ fn main() {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
             eprintln!("skillserve: {err:#}");
-            ExitCode::Usage
+            if err.is::<UsageError>() {
+                ExitCode::Usage
+            } else {
+                ExitCode::Failure
+            }
         }
     };
     // Exit explicitly: a blocking thread (a scan in progress) must not keep the
@@ -45,6 +49,7 @@ fn limit_malloc_arenas() {
     }
 }
 
+/// Other allocators (musl, macOS, Windows) have no per-thread arenas to limit.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas() {}
 
@@ -54,52 +59,49 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let serving = matches!(cli.command, None | Some(Command::Serve(_)));
-    init_logging(cli.shared.log_level.as_deref(), serving)?;
     let env = Env::from_process()?;
+    init_logging(&cli.log_filter(&env)?)?;
     let (config, warnings) = cli.config(&env)?;
     for warning in warnings {
         tracing::warn!("{warning}");
     }
-
     let options = cli.serve_options()?;
+
+    let load = || snapshot::load(&config, &mut Cache::default(), None);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
-            return serve(config, options);
+            return Ok(serve(config, options));
         }
-        Some(Command::List { json, all }) => {
-            let snapshot = registry::load(&config, &mut Cache::default(), None);
-            commands::list(&snapshot, *json, *all, &mut out)?
-        }
-        Some(Command::Show { name }) => {
-            let snapshot = registry::load(&config, &mut Cache::default(), None);
-            commands::show(
-                &snapshot,
-                name,
-                config.max_file_bytes,
-                &mut out,
-                &mut std::io::stderr(),
-            )?
-        }
+        Some(Command::List { json, all }) => commands::list(&load(), *json, *all, &mut out)?,
+        Some(Command::Show { name }) => commands::show(
+            &load(),
+            name,
+            config.max_file_bytes,
+            &mut out,
+            &mut std::io::stderr(),
+        )?,
         Some(Command::Check { json }) => {
-            let snapshot = registry::load(&config, &mut Cache::default(), None);
-            commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
+            commands::check(&load(), config.max_file_bytes, *json, &mut out)?
         }
     };
     out.flush()?;
     Ok(code)
 }
 
-fn serve(
-    config: skillserve::config::Config,
-    options: skillserve::config::ServeOptions,
-) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+fn serve(config: Config, options: ServeOptions) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::error!("cannot start the async runtime: {err}");
+            return ExitCode::Failure;
+        }
+    };
     let stopped = runtime.block_on(server::run(config, options));
     // Do not wait for blocking threads: a scan in progress has nothing to save.
     runtime.shutdown_background();
@@ -108,29 +110,18 @@ fn serve(
         Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
         Err(err) => {
             tracing::error!("{err:#}");
-            return Ok(ExitCode::Failure);
+            return ExitCode::Failure;
         }
     }
-    Ok(ExitCode::Success)
+    ExitCode::Success
 }
 
-/// Logs go to stderr only: stdout carries JSON-RPC. `--log-level` wins over
-/// `SKILLSERVE_LOG`; a bare level applies to skillserve, dependencies stay at warn.
-fn init_logging(level: Option<&str>, serving: bool) -> anyhow::Result<()> {
-    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
-    let directives = match level {
-        Some(level) if LEVELS.contains(&level.to_ascii_lowercase().as_str()) => {
-            format!("warn,skillserve={level}")
-        }
-        Some(filter) => filter.to_owned(),
-        None => match std::env::var("SKILLSERVE_LOG") {
-            Ok(filter) if !filter.trim().is_empty() => filter,
-            _ if serving => "warn,skillserve=info".to_owned(),
-            _ => "warn".to_owned(),
-        },
-    };
-    let filter = EnvFilter::try_new(&directives)
-        .map_err(|e| anyhow::anyhow!("invalid log filter `{directives}`: {e}"))?;
+/// Logs go to stderr only: stdout carries JSON-RPC.
+fn init_logging(directives: &str) -> Result<(), UsageError> {
+    let filter = EnvFilter::try_new(directives).map_err(|e| UsageError::LogFilter {
+        value: directives.to_owned(),
+        reason: e.to_string(),
+    })?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

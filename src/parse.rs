@@ -1,33 +1,32 @@
-//! Reading and parsing SKILL.md (design §4).
+//! Parsing SKILL.md (behaviour.md §4).
 //!
 //! Start-up cost must scale with the number of skills, not their size, so the
 //! scan reads only as much of each file as the frontmatter needs
-//! ([`read_frontmatter`]); the body is read when the skill is called
-//! ([`read_skill_file`]). Nothing here opens anything that is not a regular file:
-//! a FIFO named `SKILL.md` would otherwise hang the reader forever.
+//! ([`read_frontmatter`]); the body is read when the skill is called.
 //!
 //! The YAML inside the frontmatter is parsed with `gray_matter`'s YAML engine.
 //! When that fails, the common hand-written mistake (an unquoted `: ` inside a
 //! value) is repaired the way Claude Code does it and the parse retried; a skill
 //! loaded that way carries a warning.
 
-use std::fs::File;
-use std::io::{self, Read};
 use std::path::Path;
 
 use gray_matter::Pod;
 use gray_matter::engine::{Engine, YAML};
 use serde_json::{Map, Value};
 
-use crate::diagnostic::Finding;
+use crate::diagnostic::{Code, Finding};
+use crate::disk::{self, ReadError};
 
 /// The frontmatter of one SKILL.md, as the server needs it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {
     /// The frontmatter `name`, or the folder name when it has none.
     pub name: String,
-    /// Whether `name` came from the frontmatter (not the folder).
-    pub name_given: bool,
+    /// Where `name` came from.
+    pub name_from: NameFrom,
+    /// Whether the file starts with a frontmatter block.
+    pub has_frontmatter: bool,
     /// One line, whitespace collapsed; may be empty (with a warning).
     pub description: String,
     /// Every frontmatter key but `name` and `description` (kept above), as JSON
@@ -40,45 +39,48 @@ pub struct Parsed {
     pub findings: Vec<Finding>,
 }
 
-/// Why a file could not be read at all.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("not a regular file")]
-    NotRegular,
-    #[error("file is {len} bytes, over the {max}-byte limit")]
-    TooLarge { len: u64, max: u64 },
-    #[error("not valid UTF-8 (line {line})")]
-    InvalidUtf8 { line: usize },
-    #[error("{0}")]
-    Io(#[from] io::Error),
+/// Where a skill's name came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameFrom {
+    /// The frontmatter `name`.
+    Frontmatter,
+    /// The folder name: the frontmatter has no `name`.
+    Folder,
+    /// The folder name, because the frontmatter `name` was unusable (empty, a
+    /// list, control characters); a `name-fallback` warning says so.
+    Replaced,
 }
 
-impl ReadError {
-    /// The diagnostic for a SKILL.md that could not be read.
+/// Why a SKILL.md yields no skill.
+#[derive(Debug)]
+pub enum ParseError {
+    /// The file could not be read.
+    Read(ReadError),
+    /// The file was read, but its frontmatter is unusable.
+    Invalid(Finding),
+}
+
+impl ParseError {
+    /// The diagnostic that says what is wrong.
     pub fn finding(&self) -> Finding {
         match self {
-            ReadError::NotRegular => Finding::error(
-                "not-a-file",
-                "SKILL.md is not a regular file (a directory, FIFO or device)",
-                "replace it with a regular Markdown file",
-            ),
-            ReadError::TooLarge { len, max } => Finding::error(
-                "file-too-large",
-                format!("file is {len} bytes, over the {max}-byte limit"),
-                "move long material into references/ files, or raise --max-file-bytes",
-            ),
-            ReadError::InvalidUtf8 { line } => Finding::error(
-                "invalid-utf8",
-                "file is not valid UTF-8",
-                "save the file as UTF-8",
-            )
-            .on_line(*line),
-            ReadError::Io(err) => Finding::error(
-                "unreadable",
-                format!("cannot read the file: {err}"),
-                "check the file's permissions",
-            ),
+            ParseError::Read(err) => err.finding(),
+            ParseError::Invalid(finding) => finding.clone(),
         }
+    }
+
+    /// Whether the failure may pass without the file being edited (a
+    /// permission problem, say): such a result must not be reused while the
+    /// file looks unchanged, since fixing permissions changes the file's
+    /// version only on file systems that keep an inode change time.
+    pub fn is_passing(&self) -> bool {
+        matches!(self, ParseError::Read(err) if err.is_passing())
+    }
+}
+
+impl From<ReadError> for ParseError {
+    fn from(err: ReadError) -> Self {
+        ParseError::Read(err)
     }
 }
 
@@ -89,81 +91,18 @@ const BODY_FOR_DESCRIPTION: usize = 16 * 1024;
 /// Descriptions taken from the body are cut to the agentskills.io maximum.
 const MAX_FALLBACK_DESCRIPTION: usize = 1024;
 
-/// Opens `path` for reading only if it is a regular file of at most `max` bytes.
-///
-/// The open is non-blocking so that a FIFO swapped in after the scan's `stat`
-/// cannot block; the type is then checked on the open handle.
-fn open_regular(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular);
-    }
-    if meta.len() > max {
-        return Err(ReadError::TooLarge {
-            len: meta.len(),
-            max,
-        });
-    }
-    Ok((file, meta.len()))
-}
-
-/// Reads `file` until `buf` holds `want` bytes or the file ends. Returns whether
-/// it ended. Never reads more than `max + 1` bytes in total, so a file that grew
-/// past the cap after it was opened is still caught. Reads into spare capacity:
-/// nothing is zero-filled (that used to cost a 1 MiB memset per call).
-fn fill(file: &mut File, buf: &mut Vec<u8>, want: usize, max: u64) -> Result<bool, ReadError> {
-    let want = (want as u64).min(max.saturating_add(1));
-    let ask = want.saturating_sub(buf.len() as u64);
-    let got = file.by_ref().take(ask).read_to_end(buf)? as u64;
-    if buf.len() as u64 > max {
-        return Err(ReadError::TooLarge {
-            len: buf.len() as u64,
-            max,
-        });
-    }
-    // Nothing more may be read (`ask == 0`) counts as the end: the caller must
-    // not ask again.
-    Ok(got < ask || ask == 0)
-}
-
-/// The whole SKILL.md as text: strict UTF-8, a leading BOM removed, everything
-/// else (line endings, trailing spaces, tabs) exactly as on disk.
-pub fn read_skill_file(path: &Path, max: u64) -> Result<String, ReadError> {
-    let (mut file, len) = open_regular(path, max)?;
-    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    fill(&mut file, &mut buf, usize::MAX, max)?;
-    let mut text = String::from_utf8(buf).map_err(|e| {
-        let bytes = e.as_bytes();
-        ReadError::InvalidUtf8 {
-            line: line_of(bytes, e.utf8_error().valid_up_to()),
-        }
-    })?;
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
-}
-
 /// Reads the frontmatter of `path` (and, only when the description must come
 /// from it, the start of the body). `folder` is the skill folder's name, the
 /// fallback for a missing `name`.
-pub fn read_frontmatter(path: &Path, folder: &str, max: u64) -> Result<Parsed, Finding> {
-    let (mut file, _) = open_regular(path, max).map_err(|e| e.finding())?;
+pub fn read_frontmatter(path: &Path, folder: &str, max: u64) -> Result<Parsed, ParseError> {
+    let (mut file, _) = disk::open_regular(path, max)?;
     let mut buf = Vec::with_capacity(FIRST_READ);
     let mut want = FIRST_READ;
     loop {
-        let eof = fill(&mut file, &mut buf, want, max).map_err(|e| e.finding())?;
-        let text = valid_prefix(&buf, eof).map_err(|e| e.finding())?;
+        let eof = disk::fill(&mut file, &mut buf, want, max)?;
+        let text = valid_prefix(&buf, eof)?;
         match parse_prefix(text, eof, folder) {
-            Step::Done(result) => return result,
+            Step::Done(result) => return result.map_err(ParseError::Invalid),
             Step::NeedMore => want = want.saturating_mul(4),
         }
     }
@@ -187,14 +126,9 @@ fn valid_prefix(buf: &[u8], eof: bool) -> Result<&str, ReadError> {
             Ok(std::str::from_utf8(&buf[..e.valid_up_to()]).unwrap())
         }
         Err(e) => Err(ReadError::InvalidUtf8 {
-            line: line_of(buf, e.valid_up_to()),
+            line: disk::line_of(buf, e.valid_up_to()),
         }),
     }
-}
-
-/// 1-based line number of byte `offset`.
-fn line_of(bytes: &[u8], offset: usize) -> usize {
-    1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
 }
 
 enum Step {
@@ -248,75 +182,34 @@ fn split(text: &str, complete: bool) -> Split<'_> {
     Split::Unterminated
 }
 
+/// Parses `text`, the start of a SKILL.md (all of it when `complete`), in
+/// four steps: find the frontmatter, parse its YAML, take the name, take the
+/// description (from the body when the frontmatter has none).
 fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (yaml, body, mut findings) = match split(text, complete) {
-        Split::Unterminated if !complete => return Step::NeedMore,
-        Split::Unterminated => {
-            return Step::Done(Err(Finding::error(
-                "frontmatter-unterminated",
-                "the frontmatter opened by `---` on line 1 is never closed",
-                "add a line `---` after the last frontmatter key",
-            )
-            .on_line(1)));
-        }
-        Split::Missing { body } => {
-            if complete && body.trim().is_empty() {
-                return Step::Done(Err(Finding::error(
-                    "empty-file",
-                    "SKILL.md is empty",
-                    "add frontmatter with `name` and `description`, then the instructions",
-                )));
-            }
+    let (yaml, body, mut findings) = match locate(text, complete) {
+        Located::Frontmatter { yaml, body } => (yaml, body, Vec::new()),
+        Located::Missing { body } => {
             let warning = Finding::warning(
-                "frontmatter-missing",
+                Code::FrontmatterMissing,
                 "no YAML frontmatter; using the folder name and the first paragraph",
                 "start the file with `---`, `name: ...`, `description: ...`, `---`",
             );
             ("", body, vec![warning])
         }
-        Split::Found { yaml, body } => (yaml, body, Vec::new()),
+        Located::Done(step) => return step,
     };
-
     let has_frontmatter = findings.is_empty();
-    let fields = match parse_yaml(yaml, YAML_FIRST_LINE) {
+    let mut fields = match parse_yaml(yaml, YAML_FIRST_LINE) {
         Ok((fields, repaired)) => {
-            if let Some(warning) = repaired {
-                findings.push(warning);
-            }
+            findings.extend(repaired);
             fields
         }
         Err(finding) => return Step::Done(Err(finding)),
     };
-
     // `name` and `description` are kept once, in their own fields: a map
     // holding either would cost a map node per skill (~600 bytes).
-    let mut fields = fields;
-    let raw_name = fields.remove("name");
-    let mut name_given = false;
-    let name = match raw_name.as_ref().map(scalar) {
-        None | Some(Scalar::Null) => folder.to_owned(),
-        Some(Scalar::Text(name)) => {
-            let name = name.trim();
-            if name.is_empty() {
-                findings.push(name_fallback("`name` is empty"));
-                folder.to_owned()
-            } else if name.chars().any(char::is_control) {
-                findings.push(name_fallback(
-                    "`name` contains a line break or control character",
-                ));
-                folder.to_owned()
-            } else {
-                name_given = true;
-                name.to_owned()
-            }
-        }
-        Some(Scalar::Structured) => {
-            findings.push(name_fallback("`name` is a list or map, not a string"));
-            folder.to_owned()
-        }
-    };
-
+    let (name, name_from) = take_name(&mut fields, folder, &mut findings);
     let raw_description = fields.remove("description");
     if fields.is_empty() {
         // An emptied map still holds its node; most skills have no other keys.
@@ -326,45 +219,24 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         Some(Value::String(text)) => text.trim().chars().count(),
         _ => 0,
     };
-    let mut structured = false;
-    let description = match raw_description.as_ref().map(scalar) {
-        Some(Scalar::Text(text)) => one_line(&text),
-        Some(Scalar::Structured) => {
-            findings.push(Finding::warning(
-                "description-not-text",
-                "`description` is a list or map, not a string; using the first paragraph",
-                "write the description as one string",
-            ));
-            structured = true;
-            String::new()
-        }
-        None | Some(Scalar::Null) => String::new(),
+    let description = match description_or_body(raw_description, body, complete) {
+        Some(description) => description,
+        None => return Step::NeedMore,
     };
-    let description = if description.is_empty() {
-        if !complete && body.len() < BODY_FOR_DESCRIPTION {
-            return Step::NeedMore;
+    let description = match description {
+        Description::Given(text) => text,
+        Description::FromBody { text, why } => {
+            // Without frontmatter, `frontmatter-missing` has said so already.
+            if has_frontmatter {
+                findings.push(why.finding(text.is_empty()));
+            }
+            text
         }
-        let fallback = first_paragraph(body);
-        // `frontmatter-missing` or `description-not-text` already said so.
-        if has_frontmatter && !structured {
-            findings.push(Finding::warning(
-                "description-missing",
-                if fallback.is_empty() {
-                    "no `description` (the spec requires one), and no paragraph in the body to use instead"
-                } else {
-                    "no `description` (the spec requires one); using the first paragraph of the body"
-                },
-                "add a `description` that says what the skill does and when to use it",
-            ));
-        }
-        fallback
-    } else {
-        description
     };
-
     Step::Done(Ok(Parsed {
         name,
-        name_given,
+        name_from,
+        has_frontmatter,
         description,
         fields,
         description_chars,
@@ -372,12 +244,124 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
     }))
 }
 
-fn name_fallback(what: &str) -> Finding {
-    Finding::warning(
-        "name-fallback",
-        format!("{what}; using the folder name"),
+/// What the first step found.
+enum Located<'a> {
+    Frontmatter {
+        yaml: &'a str,
+        body: &'a str,
+    },
+    Missing {
+        body: &'a str,
+    },
+    /// Nothing more to do: an error, or more input needed.
+    Done(Step),
+}
+
+fn locate(text: &str, complete: bool) -> Located<'_> {
+    match split(text, complete) {
+        Split::Found { yaml, body } => Located::Frontmatter { yaml, body },
+        Split::Unterminated if !complete => Located::Done(Step::NeedMore),
+        Split::Unterminated => Located::Done(Step::Done(Err(Finding::error(
+            Code::FrontmatterUnterminated,
+            "the frontmatter opened by `---` on line 1 is never closed",
+            "add a line `---` after the last frontmatter key",
+        )
+        .on_line(1)))),
+        Split::Missing { body } if complete && body.trim().is_empty() => {
+            Located::Done(Step::Done(Err(Finding::error(
+                Code::EmptyFile,
+                "SKILL.md is empty",
+                "add frontmatter with `name` and `description`, then the instructions",
+            ))))
+        }
+        Split::Missing { body } => Located::Missing { body },
+    }
+}
+
+/// Removes `name` from `fields` and returns the skill's name and where it
+/// came from (the folder name when `name` is missing or unusable).
+fn take_name(
+    fields: &mut Map<String, Value>,
+    folder: &str,
+    findings: &mut Vec<Finding>,
+) -> (String, NameFrom) {
+    let problem = match fields.remove("name").as_ref().map(scalar) {
+        None | Some(Scalar::Null) => return (folder.to_owned(), NameFrom::Folder),
+        Some(Scalar::Text(name)) => {
+            let name = name.trim();
+            if name.is_empty() {
+                "`name` is empty"
+            } else if name.chars().any(char::is_control) {
+                "`name` contains a line break or control character"
+            } else {
+                return (name.to_owned(), NameFrom::Frontmatter);
+            }
+        }
+        Some(Scalar::Structured) => "`name` is a list or map, not a string",
+    };
+    findings.push(Finding::warning(
+        Code::NameFallback,
+        format!("{problem}; using the folder name"),
         "set `name` to the skill's name, e.g. `name: pdf-tools`",
-    )
+    ));
+    (folder.to_owned(), NameFrom::Replaced)
+}
+
+/// A skill's description, and where it came from.
+enum Description {
+    Given(String),
+    FromBody { text: String, why: NoDescription },
+}
+
+/// Why the description came from the body.
+#[derive(Clone, Copy)]
+enum NoDescription {
+    Missing,
+    NotText,
+}
+
+impl NoDescription {
+    fn finding(self, body_is_empty: bool) -> Finding {
+        match self {
+            NoDescription::NotText => Finding::warning(
+                Code::DescriptionNotText,
+                "`description` is a list or map, not a string; using the first paragraph",
+                "write the description as one string",
+            ),
+            NoDescription::Missing => Finding::warning(
+                Code::DescriptionMissing,
+                if body_is_empty {
+                    "no `description` (the spec requires one), and no paragraph in the body to use instead"
+                } else {
+                    "no `description` (the spec requires one); using the first paragraph of the body"
+                },
+                "add a `description` that says what the skill does and when to use it",
+            ),
+        }
+    }
+}
+
+/// The description on one line, or the first paragraph of `body` when there
+/// is none; `None` when the body seen so far is too short to tell.
+fn description_or_body(raw: Option<Value>, body: &str, complete: bool) -> Option<Description> {
+    let why = match raw.as_ref().map(scalar) {
+        Some(Scalar::Text(text)) => {
+            let text = one_line(&text);
+            if !text.is_empty() {
+                return Some(Description::Given(text));
+            }
+            NoDescription::Missing
+        }
+        Some(Scalar::Structured) => NoDescription::NotText,
+        None | Some(Scalar::Null) => NoDescription::Missing,
+    };
+    if !complete && body.len() < BODY_FOR_DESCRIPTION {
+        return None;
+    }
+    Some(Description::FromBody {
+        text: first_paragraph(body),
+        why,
+    })
 }
 
 /// Parses the YAML of a frontmatter block into a JSON map. Returns the map and,
@@ -399,14 +383,14 @@ fn parse_yaml(
     {
         let fields = mapping(pod, yaml_line)?;
         let warning = Finding::warning(
-            "yaml-recovered",
+            Code::YamlRecovered,
             format!("invalid YAML ({message}); loaded after quoting values that contain `: `"),
             "put values that contain `: ` in quotes, e.g. description: \"Use when: ...\"",
         );
         return Ok((fields, Some(warning.on_line(line))));
     }
     Err(Finding::error(
-        "yaml-invalid",
+        Code::YamlInvalid,
         format!("the frontmatter is not valid YAML: {message}"),
         "fix the YAML; quote values that contain `: `, `#` or start with a special character",
     )
@@ -445,7 +429,7 @@ fn mapping(pod: Pod, yaml_line: usize) -> Result<Map<String, Value>, Finding> {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
         _ => Err(Finding::error(
-            "frontmatter-not-a-map",
+            Code::FrontmatterNotAMap,
             "the frontmatter is not a set of `key: value` lines",
             "write the frontmatter as `name: ...` and `description: ...` lines",
         )
@@ -472,7 +456,7 @@ enum Scalar {
     Structured,
 }
 
-/// Strings as they are; numbers and booleans coerced to their text (design §4).
+/// Strings as they are; numbers and booleans coerced to their text (behaviour.md §4).
 fn scalar(value: &Value) -> Scalar {
     match value {
         Value::Null => Scalar::Null,
@@ -650,14 +634,14 @@ mod tests {
     fn structured_name_falls_back_with_a_warning() {
         let p = parse("---\nname: [a, b]\ndescription: d\n---\n");
         assert_eq!(p.name, "folder");
-        assert_eq!(p.findings[0].code, "name-fallback");
+        assert_eq!(p.findings[0].code, Code::NameFallback);
     }
 
     #[test]
     fn missing_description_uses_the_first_paragraph() {
         let p = parse("---\nname: x\n---\n# Title\n\nFirst  line\nsecond line.\n\nLater.\n");
         assert_eq!(p.description, "First line second line.");
-        assert_eq!(p.findings[0].code, "description-missing");
+        assert_eq!(p.findings[0].code, Code::DescriptionMissing);
         assert_eq!(p.findings[0].severity, Severity::Warning);
     }
 
@@ -669,14 +653,14 @@ mod tests {
             ("folder", "Just instructions.")
         );
         assert_eq!(p.findings.len(), 1);
-        assert_eq!(p.findings[0].code, "frontmatter-missing");
+        assert_eq!(p.findings[0].code, Code::FrontmatterMissing);
     }
 
     #[test]
     fn unquoted_colon_is_recovered_with_a_warning() {
         let p = parse("---\nname: x\ndescription: Use when: the user asks\n---\n");
         assert_eq!(p.description, "Use when: the user asks");
-        assert_eq!(p.findings[0].code, "yaml-recovered");
+        assert_eq!(p.findings[0].code, Code::YamlRecovered);
         assert_eq!(p.findings[0].line, Some(3));
     }
 
@@ -692,7 +676,7 @@ mod tests {
     #[test]
     fn broken_yaml_is_an_error_with_a_line() {
         let err = parse_text("---\nname: x\ndescription: [unclosed\n---\n", "f").unwrap_err();
-        assert_eq!(err.code, "yaml-invalid");
+        assert_eq!(err.code, Code::YamlInvalid);
         assert_eq!(err.severity, Severity::Error);
         assert_eq!(err.line, Some(3), "{err:?}");
     }
@@ -700,20 +684,20 @@ mod tests {
     #[test]
     fn unterminated_frontmatter_is_an_error() {
         let err = parse_text("---\nname: x\n", "f").unwrap_err();
-        assert_eq!(err.code, "frontmatter-unterminated");
+        assert_eq!(err.code, Code::FrontmatterUnterminated);
     }
 
     #[test]
     fn empty_file_is_an_error() {
-        assert_eq!(parse_text("", "f").unwrap_err().code, "empty-file");
-        assert_eq!(parse_text(" \n\n", "f").unwrap_err().code, "empty-file");
+        assert_eq!(parse_text("", "f").unwrap_err().code, Code::EmptyFile);
+        assert_eq!(parse_text(" \n\n", "f").unwrap_err().code, Code::EmptyFile);
     }
 
     #[test]
     fn non_mapping_frontmatter_is_an_error() {
         assert_eq!(
             parse_text("---\n- a\n- b\n---\n", "f").unwrap_err().code,
-            "frontmatter-not-a-map"
+            Code::FrontmatterNotAMap
         );
     }
 
@@ -734,7 +718,7 @@ mod tests {
         let p = parse("---\nname: x\ndescription: [a]\n---\nBody.\n");
         assert_eq!(p.description, "Body.");
         assert_eq!(p.findings.len(), 1);
-        assert_eq!(p.findings[0].code, "description-not-text");
+        assert_eq!(p.findings[0].code, Code::DescriptionNotText);
     }
 
     #[test]
@@ -763,7 +747,7 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let p = read_frontmatter(&path, "big", 1 << 20).unwrap();
         assert_eq!(p.name, "big");
-        assert_eq!(read_skill_file(&path, 1 << 20).unwrap(), text);
+        assert_eq!(disk::read_text(&path, 1 << 20).unwrap(), text);
     }
 
     #[test]
@@ -788,8 +772,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("SKILL.md");
         std::fs::write(&path, b"---\nname: x\ndescription: \xff\n---\n").unwrap();
-        let err = read_frontmatter(&path, "x", 1 << 20).unwrap_err();
-        assert_eq!((err.code, err.line), ("invalid-utf8", Some(3)));
+        let err = read_frontmatter(&path, "x", 1 << 20).unwrap_err().finding();
+        assert_eq!((err.code, err.line), (Code::InvalidUtf8, Some(3)));
     }
 
     #[test]
@@ -797,10 +781,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("SKILL.md");
         std::fs::write(&path, "---\nname: x\ndescription: d\n---\nbody\n").unwrap();
-        let err = read_frontmatter(&path, "x", 10).unwrap_err();
-        assert_eq!(err.code, "file-too-large");
+        let err = read_frontmatter(&path, "x", 10).unwrap_err().finding();
+        assert_eq!(err.code, Code::FileTooLarge);
         assert!(matches!(
-            read_skill_file(&path, 10),
+            disk::read_text(&path, 10),
             Err(ReadError::TooLarge { .. })
         ));
     }
@@ -814,11 +798,14 @@ mod tests {
         // SAFETY: mkfifo only reads the NUL-terminated path we own.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
         assert_eq!(
-            read_frontmatter(&path, "x", 1 << 20).unwrap_err().code,
-            "not-a-file"
+            read_frontmatter(&path, "x", 1 << 20)
+                .unwrap_err()
+                .finding()
+                .code,
+            Code::NotAFile
         );
         assert!(matches!(
-            read_skill_file(&path, 1 << 20),
+            disk::read_text(&path, 1 << 20),
             Err(ReadError::NotRegular)
         ));
     }

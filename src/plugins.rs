@@ -1,5 +1,5 @@
 //! Claude Code plugins: which installed plugins are enabled for the project,
-//! and where their skills are (design §3.4).
+//! and where their skills are (behaviour.md §3.4).
 //!
 //! The result is a list of plugin [`Root`]s that the scan walks like any other
 //! root. Every file here is written by Claude Code and read leniently: a
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::{Config, absolute};
-use crate::diagnostic::{Diagnostic, Finding};
+use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::roots::{Layout, Plugin, Root, Source, canonical};
 
 /// Plugin roots and what went wrong finding them.
@@ -62,7 +62,7 @@ pub fn discover(config: &Config) -> Plugins {
         if let Some((false, file)) = enabled.get(&key) {
             out.diagnostics.push(
                 Finding::note(
-                    "plugin-disabled",
+                    Code::PluginDisabled,
                     format!("plugin {key} is disabled here, so its skills are not served"),
                     format!("set \"enabledPlugins\": {{\"{key}\": true}} to serve them"),
                 )
@@ -73,7 +73,7 @@ pub fn discover(config: &Config) -> Plugins {
         if !install.install_path.is_dir() {
             out.diagnostics.push(
                 Finding::warning(
-                    "plugin-missing",
+                    Code::PluginMissing,
                     format!("plugin {key} is installed here, but this folder does not exist"),
                     "reinstall the plugin from Claude Code (/plugin), or uninstall it",
                 )
@@ -118,7 +118,7 @@ fn read_manifest(
     let Some(plugins) = json.get("plugins").and_then(Value::as_object) else {
         diagnostics.push(
             Finding::error(
-                "manifest-invalid",
+                Code::ManifestInvalid,
                 "no \"plugins\" object; no plugin skills are served",
                 "reinstall a plugin from Claude Code to rewrite this file",
             )
@@ -182,7 +182,7 @@ fn read_manifest(
 
 fn entry_problem(path: &Path, key: &str, problem: &str) -> Diagnostic {
     Finding::warning(
-        "manifest-entry-invalid",
+        Code::ManifestEntryInvalid,
         format!("the entry for {key} {problem}; it is ignored"),
         "reinstall the plugin from Claude Code to rewrite its entry",
     )
@@ -206,7 +206,7 @@ fn read_enabled(
         let Some(map) = map.as_object() else {
             diagnostics.push(
                 Finding::warning(
-                    "settings-invalid",
+                    Code::SettingsInvalid,
                     "\"enabledPlugins\" is not an object; it is ignored",
                     "write it as {\"plugin@marketplace\": true, ...}",
                 )
@@ -221,7 +221,7 @@ fn read_enabled(
                 }
                 None => diagnostics.push(
                     Finding::warning(
-                        "settings-invalid",
+                        Code::SettingsInvalid,
                         format!("enabledPlugins[\"{key}\"] is not true or false; it is ignored"),
                         "use true or false",
                     )
@@ -233,7 +233,7 @@ fn read_enabled(
     enabled
 }
 
-/// Appends the roots that hold `plugin`'s skills (design §3.4, steps 1–3).
+/// Appends the roots that hold `plugin`'s skills (behaviour.md §3.4, steps 1–3).
 fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut Vec<Diagnostic>) {
     let base = &plugin.install_path;
     let root = |path: PathBuf, layout| Root {
@@ -301,7 +301,7 @@ fn string_list(value: &Value, file: &Path, diagnostics: &mut Vec<Diagnostic>) ->
         _ => {
             diagnostics.push(
                 Finding::warning(
-                    "manifest-invalid",
+                    Code::ManifestInvalid,
                     "\"skills\" is neither a path nor a list of paths; it is ignored",
                     "list skill folders as strings, e.g. [\"./skills/pdf\"]",
                 )
@@ -316,7 +316,7 @@ fn string_list(value: &Value, file: &Path, diagnostics: &mut Vec<Diagnostic>) ->
             Some(s) => out.push(s.to_owned()),
             None => diagnostics.push(
                 Finding::warning(
-                    "manifest-invalid",
+                    Code::ManifestInvalid,
                     format!("\"skills\" entry {item} is not a path string; it is ignored"),
                     "list skill folders as strings, e.g. \"./skills/pdf\"",
                 )
@@ -339,7 +339,7 @@ fn confined(
     if Path::new(relative).is_absolute() || !joined.starts_with(base) {
         diagnostics.push(
             Finding::error(
-                "plugin-path-outside",
+                Code::PluginPathOutside,
                 format!(
                     "skill path \"{relative}\" points outside the plugin folder; it is ignored"
                 ),
@@ -361,7 +361,7 @@ fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
         Err(err) => {
             diagnostics.push(
                 Finding::error(
-                    "json-unreadable",
+                    Code::JsonUnreadable,
                     format!("cannot read: {err}"),
                     "check the file's permissions",
                 )
@@ -375,7 +375,7 @@ fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
         Err(err) => {
             diagnostics.push(
                 Finding::error(
-                    "json-invalid",
+                    Code::JsonInvalid,
                     format!("not valid JSON ({err}); the file is ignored"),
                     "fix the JSON, or let Claude Code rewrite the file",
                 )

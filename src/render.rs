@@ -1,5 +1,5 @@
-//! Text the model reads: the `skill` tool description (design §5.1) and the
-//! answers to calls (design §5.2, §5.3). The server and `skillserve show` both
+//! Text the model reads: the `skill` tool description (behaviour.md §5.1) and the
+//! answers to calls (behaviour.md §5.2, §5.3). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
 use std::fmt::Write;
@@ -221,7 +221,7 @@ pub fn unreadable(name: &str, reason: &str, lasting: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::Parsed;
+    use crate::parse::{NameFrom, Parsed};
     use crate::roots::Source;
     use std::sync::Arc;
 
@@ -235,7 +235,8 @@ mod tests {
             plugin: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),
-                name_given: true,
+                name_from: NameFrom::Frontmatter,
+                has_frontmatter: true,
                 description: description.into(),
                 fields: Default::default(),
                 description_chars: description.chars().count(),

@@ -1,5 +1,5 @@
 //! Resolving the name a model typed to a skill, and suggesting names when
-//! nothing matches (design §5.2).
+//! nothing matches (behaviour.md §5.2).
 //!
 //! All comparisons are case-insensitive. Order: exact full name, then short name
 //! or folder name (ambiguous when several skills share it). Rescanning on a miss

@@ -1,4 +1,4 @@
-//! Roots: the directories that hold skill folders, in precedence order (design §3.1).
+//! Roots: the directories that hold skill folders, in precedence order (behaviour.md §3.1).
 //!
 //! custom (`--skills-dir`, `SKILLSERVE_SKILLS_DIRS`) > project (nearest directory
 //! first, up to the repository root) > user (under the home directory). Plugin
@@ -158,7 +158,7 @@ pub fn project_dirs(dir: &Path) -> Vec<PathBuf> {
     vec![dir.to_path_buf()]
 }
 
-/// The user roots in precedence order (design §3.1, item 3).
+/// The user roots in precedence order (behaviour.md §3.1, item 3).
 fn user_roots(config: &Config) -> Vec<PathBuf> {
     let Some(home) = &config.home else {
         return Vec::new();
@@ -248,6 +248,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn home_as_project_never_serves_user_folders_as_project_ones() {
         let tmp = tempfile::tempdir().unwrap();

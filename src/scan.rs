@@ -1,66 +1,31 @@
 //! Scanning: walk every root, find the `SKILL.md` files and parse their
-//! frontmatter (design §3.2).
+//! frontmatter (behaviour.md §3.2).
 //!
 //! The walk follows symlinked folders and files, guards against cycles by file
-//! identity (device and inode of each directory on the current path), loads a
-//! target reached through several paths once, skips hidden folders and
-//! `node_modules`, stops at [`MAX_DEPTH`] levels and [`MAX_DIRS`] directories per
-//! root, and turns every problem into a [`Diagnostic`]; it never fails as a whole.
+//! identity (the directories on the current path), loads a target reached
+//! through several paths once, skips hidden folders and `node_modules`, stops at
+//! [`MAX_DEPTH`] levels and [`MAX_DIRS`] directories per root, and turns every
+//! problem into a [`Diagnostic`]; it never fails as a whole.
 //!
-//! Parsing goes through a [`Cache`] keyed by path and checked against size and
-//! modification time, so that a rescan of an unchanged tree opens no skill file.
+//! Parsing goes through a [`Cache`] keyed by path and checked against the
+//! file's [`Stamp`], so that a rescan of an unchanged tree opens no skill file.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::fs::{self, Metadata};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::SystemTime;
 
-use crate::diagnostic::{Diagnostic, Finding, Severity};
-use crate::parse::{self, Parsed};
+use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
+use crate::disk::{self, FileId, ReadError, Stamp};
+use crate::parse::{self, ParseError, Parsed};
 use crate::roots::{Layout, Root, Source};
 
 /// Skill folders are looked for at most this many levels below a root.
 pub const MAX_DEPTH: usize = 4;
 /// At most this many directories are read per root.
 pub const MAX_DIRS: usize = 20_000;
-
-/// Identity of a file: device and inode. Two paths with the same identity are
-/// the same file or directory.
-type FileId = (u64, u64);
-
-/// One version of one file: its size, modification time and identity. Equal
-/// stamps mean the file can be taken as unchanged (the scan's parse cache and
-/// `contents` both rely on this).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-    /// Inode change time (seconds, nanoseconds): it also moves on `chmod`,
-    /// `chown` and on writes that keep size and modification time.
-    changed: (i64, i64),
-    id: FileId,
-}
-
-impl Stamp {
-    pub fn of(meta: &Metadata) -> Stamp {
-        #[cfg(unix)]
-        let changed = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.ctime(), meta.ctime_nsec())
-        };
-        #[cfg(not(unix))]
-        let changed = (0, 0);
-        Stamp {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-            changed,
-            id: file_id(meta),
-        }
-    }
-}
 
 /// One skill found on disk, parsed.
 #[derive(Clone, Debug)]
@@ -112,28 +77,39 @@ pub struct Cache {
     entries: HashMap<OsString, (Stamp, Outcome)>,
 }
 
-/// What parsing one SKILL.md gave (the finding boxed: failures are rare).
-type Outcome = Result<Arc<Parsed>, Box<Finding>>;
+/// What parsing one SKILL.md gave (shared: the cache and the scan both hold it).
+type Outcome = Result<Arc<Parsed>, Arc<ParseError>>;
 
 /// Scans `roots` in order. `cache` is read and replaced by the entries of this
 /// scan (so it never holds files that are gone).
 pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
     let mut out = Scan::default();
+    let hits = find_all(roots, &mut out);
+    let outcomes = parse_all(roots, &hits, max_file_bytes, cache, &mut out.files_parsed);
+    assemble(roots, hits, outcomes, cache, &mut out);
+    out
+}
 
-    // 1. Walk. The same target reached through another path (a symlink into
-    // another root, say) is loaded once, at its first (highest) place.
-    let mut seen_files: HashMap<FileId, PathBuf> = HashMap::new();
-    let mut hits: Vec<(usize, Hit)> = Vec::new();
+/// Step 1: walk every root. The same file reached through another path (a
+/// symlink into another root, say) is kept once, at its first (highest) place.
+fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
+    let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
+    let mut hits = Vec::new();
     for (index, root) in roots.iter().enumerate() {
-        let mut found = Vec::new();
-        walk(root, &mut found, &mut out);
-        for hit in found {
+        let walked = Walker::walk(root);
+        out.diagnostics.extend(walked.diagnostics);
+        out.dirs.listed.extend(walked.listed);
+        out.dirs.other_skill_dirs.extend(walked.other_skill_dirs);
+        if walked.missing {
+            out.missing_roots.push(root.path.clone());
+        }
+        for hit in walked.hits {
             if cfg!(unix)
-                && let Some(first) = seen_files.get(&hit.stamp.id)
+                && let Some(first) = seen.get(&hit.stamp.id())
             {
                 out.diagnostics.push(
                     Finding::note(
-                        "same-file",
+                        Code::SameFile,
                         format!(
                             "the same SKILL.md as {}, which is loaded from there",
                             first.display()
@@ -145,50 +121,68 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
                 out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }
-            seen_files.insert(hit.stamp.id, hit.file.clone());
+            seen.insert(hit.stamp.id(), hit.file.clone());
             hits.push((index, hit));
         }
     }
-    drop(seen_files);
+    hits
+}
 
-    // 2. Reuse the parse of every unchanged file; parse the others. A read
-    // that failed for lack of permission is not reused: fixing permissions
-    // changes the file's ctime, but only on filesystems that have one.
-    let mut results: Vec<Option<Outcome>> = hits
+/// Step 2: reuse the parse of every unchanged file; parse the others.
+fn parse_all(
+    roots: &[Root],
+    hits: &[(usize, Hit)],
+    max_file_bytes: u64,
+    cache: &mut Cache,
+    files_parsed: &mut usize,
+) -> Vec<Outcome> {
+    let mut outcomes: Vec<Option<Outcome>> = hits
         .iter()
         .map(|(index, hit)| {
-            let (stamp, result) = cache.entries.remove(hit.file.as_os_str())?;
+            let (stamp, outcome) = cache.entries.remove(hit.file.as_os_str())?;
             let still_valid = stamp == hit.stamp
-                && match &result {
+                && match &outcome {
                     // A name taken from the folder (or plugin) depends on more
                     // than the file.
                     Ok(parsed) => {
-                        parsed.name_given || parsed.name == fallback_name(&roots[*index], &hit.dir)
+                        parsed.name_from == parse::NameFrom::Frontmatter
+                            || parsed.name == fallback_name(&roots[*index], &hit.dir)
                     }
-                    Err(finding) => finding.code != "unreadable",
+                    Err(err) => !err.is_passing(),
                 };
-            still_valid.then_some(result)
+            still_valid.then_some(outcome)
         })
         .collect();
-    let todo: Vec<usize> = (0..hits.len()).filter(|&i| results[i].is_none()).collect();
-    out.files_parsed = todo.len();
+    let todo: Vec<usize> = (0..hits.len()).filter(|&i| outcomes[i].is_none()).collect();
+    *files_parsed = todo.len();
     let parse_one = |i: usize| {
         let (index, hit) = &hits[i];
         let fallback = fallback_name(&roots[*index], &hit.dir);
         parse::read_frontmatter(&hit.file, &fallback, max_file_bytes)
             .map(Arc::new)
-            .map_err(Box::new)
+            .map_err(Arc::new)
     };
-    for (i, result) in in_parallel(&todo, parse_one) {
-        results[i] = Some(result);
+    for (i, outcome) in in_parallel(&todo, parse_one) {
+        outcomes[i] = Some(outcome);
     }
+    outcomes
+        .into_iter()
+        .map(|o| o.expect("every file was parsed or found in the cache"))
+        .collect()
+}
 
-    // 3. Assemble, in precedence order.
+/// Step 3: the skills and diagnostics in precedence order, and the new cache.
+fn assemble(
+    roots: &[Root],
+    hits: Vec<(usize, Hit)>,
+    outcomes: Vec<Outcome>,
+    cache: &mut Cache,
+    out: &mut Scan,
+) {
     out.per_root = vec![0; roots.len()];
     let mut next_cache = HashMap::with_capacity(hits.len());
-    for ((index, hit), result) in hits.into_iter().zip(results) {
-        let result = result.expect("every file was parsed or found in the cache");
-        match &result {
+    for ((index, hit), outcome) in hits.into_iter().zip(outcomes) {
+        match &outcome {
             Ok(parsed) => {
                 out.diagnostics
                     .extend(parsed.findings.iter().map(|f| f.clone().at(&hit.file)));
@@ -200,22 +194,17 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
                 });
                 out.per_root[index] += 1;
             }
-            Err(finding) => {
-                out.diagnostics.push(Finding::clone(finding).at(&hit.file));
+            Err(err) => {
+                out.diagnostics.push(err.finding().at(&hit.file));
                 out.dirs.other_skill_dirs.push(hit.dir);
             }
         }
-        next_cache.insert(hit.file.into_os_string(), (hit.stamp, result));
+        next_cache.insert(hit.file.into_os_string(), (hit.stamp, outcome));
     }
     cache.entries = next_cache;
-    out
 }
 
-/// From this many children on, a folder is opened to look them up relative
-/// to it.
-const PARENT_FROM: usize = 8;
-
-/// Below this many files, threads cost more than they save.
+/// Below this many items, threads cost more than they save.
 const PARALLEL_FROM: usize = 128;
 /// Parsing is open + read + YAML per file; more threads than this mostly wait
 /// on each other in the kernel.
@@ -290,6 +279,267 @@ struct Hit {
     stamp: Stamp,
 }
 
+/// A directory waiting to be read, with the identities of the directories on
+/// the path to it (a symlink to any of them would be a cycle).
+struct Frame {
+    path: PathBuf,
+    depth: usize,
+    ancestors: Vec<FileId>,
+}
+
+/// What walking one root found.
+#[derive(Default)]
+struct Walked {
+    hits: Vec<Hit>,
+    diagnostics: Vec<Diagnostic>,
+    listed: Vec<PathBuf>,
+    other_skill_dirs: Vec<PathBuf>,
+    /// The root does not exist.
+    missing: bool,
+}
+
+/// Walks one root: depth first, in name order, one frame per directory.
+struct Walker<'a> {
+    root: &'a Root,
+    out: Walked,
+    dirs_read: usize,
+    /// Folders at the depth limit without a `SKILL.md`: not searched deeper.
+    at_depth_limit: Vec<PathBuf>,
+}
+
+impl<'a> Walker<'a> {
+    fn walk(root: &'a Root) -> Walked {
+        let mut walker = Walker {
+            root,
+            out: Walked::default(),
+            dirs_read: 0,
+            at_depth_limit: Vec::new(),
+        };
+        if let Some(first) = walker.start() {
+            let mut stack = vec![first];
+            while let Some(frame) = stack.pop() {
+                if walker.dirs_read == MAX_DIRS {
+                    walker.report_walk_limit();
+                    break;
+                }
+                let deeper = walker.visit(frame);
+                // Reversed so that popping the stack visits folders in name order.
+                stack.extend(deeper.into_iter().rev());
+            }
+            walker.report_depth_limit();
+        }
+        walker.out
+    }
+
+    /// Checks the root itself; returns the first frame of the walk, or `None`
+    /// when there is nothing (more) to walk.
+    fn start(&mut self) -> Option<Frame> {
+        let root = self.root;
+        let meta = match fs::metadata(&root.path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                self.root_missing();
+                return None;
+            }
+            Err(err) => {
+                let finding = if disk::is_loop(&err) {
+                    symlink_loop()
+                } else {
+                    Finding::error(
+                        Code::RootUnreadable,
+                        format!("cannot read this {} skills folder: {err}", root.source),
+                        "check its permissions",
+                    )
+                };
+                self.out.diagnostics.push(finding.at(&root.path));
+                return None;
+            }
+        };
+        if !meta.is_dir() {
+            self.out.diagnostics.push(
+                Finding::error(
+                    Code::RootNotADirectory,
+                    format!(
+                        "this {} skills location is a file, not a folder",
+                        root.source
+                    ),
+                    "remove the file, or make it a folder of skill folders",
+                )
+                .at(&root.path),
+            );
+            return None;
+        }
+        if root.layout != Layout::Folders {
+            match probe(&root.path, None) {
+                Probe::Skill(file, stamp) => {
+                    self.out.hits.push(Hit {
+                        dir: root.path.clone(),
+                        file,
+                        stamp,
+                    });
+                    return None;
+                }
+                Probe::Broken(diagnostic) => {
+                    self.out.diagnostics.push(diagnostic);
+                    self.out.other_skill_dirs.push(root.path.clone());
+                    return None;
+                }
+                Probe::NotSkill if root.layout == Layout::Skill => {
+                    self.out.diagnostics.push(
+                        Finding::warning(
+                            Code::SkillMissing,
+                            "this folder was expected to be a skill but holds no SKILL.md",
+                            "reinstall the plugin, or add the SKILL.md",
+                        )
+                        .at(&root.path),
+                    );
+                    return None;
+                }
+                Probe::NotSkill => {}
+            }
+        }
+        Some(Frame {
+            path: root.path.clone(),
+            depth: 0,
+            ancestors: vec![FileId::of(&meta)],
+        })
+    }
+
+    /// A root that does not exist: normal for project and user folders, but a
+    /// path someone named explicitly (a flag, a plugin manifest) is probably a
+    /// mistake.
+    fn root_missing(&mut self) {
+        let root = self.root;
+        self.out.missing = true;
+        if root.layout == Layout::Folders {
+            return;
+        }
+        let hint = match root.source {
+            Source::Custom => "check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS",
+            _ => "fix the skill path in the plugin's manifest, or reinstall the plugin",
+        };
+        self.out.diagnostics.push(
+            Finding::warning(
+                Code::RootMissing,
+                "this skills path does not exist (yet)",
+                hint,
+            )
+            .at(&root.path),
+        );
+    }
+
+    /// Reads one directory: its skill folders become hits, broken ones
+    /// diagnostics, the others frames to visit (returned in name order).
+    fn visit(&mut self, frame: Frame) -> Vec<Frame> {
+        self.dirs_read += 1;
+        self.out.listed.push(frame.path.clone());
+        let children = match read_children(&frame, &mut self.out.diagnostics) {
+            Ok(children) => children,
+            Err(err) => {
+                self.out.diagnostics.push(unlistable(&err).at(&frame.path));
+                return Vec::new();
+            }
+        };
+        let depth = frame.depth + 1;
+        let mut deeper = Vec::new();
+        for ((path, id), probed) in children.iter().cloned().zip(probe_all(&frame, &children)) {
+            if cfg!(unix) && frame.ancestors.contains(&id) {
+                self.out.diagnostics.push(symlink_loop().at(&path));
+                continue;
+            }
+            match probed {
+                Probe::Skill(file, stamp) => self.out.hits.push(Hit {
+                    dir: path,
+                    file,
+                    stamp,
+                }),
+                Probe::Broken(diagnostic) => {
+                    self.out.diagnostics.push(diagnostic);
+                    self.out.other_skill_dirs.push(path);
+                }
+                Probe::NotSkill if depth < MAX_DEPTH => {
+                    let mut ancestors = frame.ancestors.clone();
+                    ancestors.push(id);
+                    deeper.push(Frame {
+                        path,
+                        depth,
+                        ancestors,
+                    });
+                }
+                Probe::NotSkill => {
+                    // Watched for a SKILL.md appearing, like a skill folder.
+                    self.out.other_skill_dirs.push(path.clone());
+                    self.at_depth_limit.push(path);
+                }
+            }
+        }
+        deeper
+    }
+
+    fn report_walk_limit(&mut self) {
+        self.out.diagnostics.push(
+            Finding::warning(
+                Code::WalkLimit,
+                format!(
+                    "stopped after reading {MAX_DIRS} folders; skills further on were not loaded"
+                ),
+                "keep only skill folders here, or point --skills-dir at a narrower folder",
+            )
+            .at(&self.root.path),
+        );
+    }
+
+    /// Folders at the depth limit without a `SKILL.md` may hide deeper skills:
+    /// name the first few, so that a skill nested too deeply is not a mystery.
+    fn report_depth_limit(&mut self) {
+        const NAMED: usize = 3;
+        let hint = format!("keep skill folders at most {MAX_DEPTH} levels below the skills folder");
+        for dir in self.at_depth_limit.iter().take(NAMED) {
+            self.out.diagnostics.push(
+                Finding::note(
+                    Code::DepthLimit,
+                    format!("this folder is {MAX_DEPTH} levels down and holds no SKILL.md; folders below it are not searched"),
+                    hint.clone(),
+                )
+                .at(dir),
+            );
+        }
+        if self.at_depth_limit.len() > NAMED {
+            self.out.diagnostics.push(
+                Finding::note(
+                    Code::DepthLimit,
+                    format!(
+                        "{} more folders {MAX_DEPTH} levels down were not searched deeper",
+                        self.at_depth_limit.len() - NAMED
+                    ),
+                    hint,
+                )
+                .at(&self.root.path),
+            );
+        }
+    }
+}
+
+/// From this many children on, a folder is opened to look them up relative
+/// to it.
+const PARENT_FROM: usize = 8;
+
+/// [`probe`] of every child of `frame`, in order. One `stat` per child; a
+/// folder of thousands of skills spreads them over threads (the rescan of an
+/// unchanged 10,000-skill tree is mostly these).
+fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)]) -> Vec<Probe> {
+    // Worth an extra open only when there are children to look up.
+    let parent = if children.len() >= PARENT_FROM {
+        Parent::open(&frame.path)
+    } else {
+        None
+    };
+    let every: Vec<usize> = (0..children.len()).collect();
+    let mut probes = in_parallel(&every, |i| probe(&children[i].0, parent.as_ref()));
+    probes.sort_unstable_by_key(|(i, _)| *i);
+    probes.into_iter().map(|(_, probed)| probed).collect()
+}
+
 /// What a directory turned out to be.
 enum Probe {
     Skill(PathBuf, Stamp),
@@ -317,24 +567,15 @@ fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
             },
             other => other,
         };
-        match status {
-            Ok((Kind::File, stamp)) => return Probe::Skill(file, stamp),
-            Ok(_) => return Probe::Broken(parse::ReadError::NotRegular.finding().at(file)),
-            Err(err) if is_loop(&err) => return Probe::Broken(symlink_loop().at(file)),
+        return match status {
+            Ok((Kind::File, stamp)) => Probe::Skill(file, stamp),
+            Ok(_) => Probe::Broken(ReadError::NotRegular.finding().at(file)),
+            Err(err) if disk::is_loop(&err) => Probe::Broken(symlink_loop().at(file)),
             Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
-                return Probe::Broken(unlistable(&err).at(dir));
+                Probe::Broken(unlistable(&err).at(dir))
             }
-            Err(err) => {
-                return Probe::Broken(
-                    Finding::error(
-                        "unreadable",
-                        format!("cannot read: {err}"),
-                        "check the permissions of the file and its folder",
-                    )
-                    .at(file),
-                );
-            }
-        }
+            Err(err) => Probe::Broken(ReadError::Io(err).finding().at(file)),
+        };
     }
     Probe::NotSkill
 }
@@ -399,15 +640,7 @@ impl Parent {
             AtFlags::SYMLINK_NOFOLLOW
         };
         let st = rustix::fs::statat(&self.0, relative, flags)?;
-        let modified = u64::try_from(st.st_mtime).ok().map(|secs| {
-            std::time::UNIX_EPOCH + std::time::Duration::new(secs, st.st_mtime_nsec as u32)
-        });
-        let stamp = Stamp {
-            len: st.st_size as u64,
-            modified,
-            changed: (st.st_ctime as i64, st.st_ctime_nsec as i64),
-            id: (st.st_dev as u64, st.st_ino as u64),
-        };
+        let stamp = Stamp::of_stat(&st);
         let kind = match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => Kind::File,
             FileType::Symlink => Kind::Symlink,
@@ -438,7 +671,7 @@ fn dangling(link: &Path, severity: Severity) -> Diagnostic {
     let target = fs::read_link(link).unwrap_or_default();
     Finding::new(
         severity,
-        "dangling-symlink",
+        Code::DanglingSymlink,
         format!("symlink to {}, which does not exist", target.display()),
         "fix or remove the symlink",
     )
@@ -447,233 +680,15 @@ fn dangling(link: &Path, severity: Severity) -> Diagnostic {
 
 fn symlink_loop() -> Finding {
     Finding::warning(
-        "symlink-loop",
+        Code::SymlinkLoop,
         "symlink loop: the link points back to a folder that contains it",
         "remove the link or point it somewhere else",
     )
 }
 
-fn is_loop(err: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        err.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = err;
-        false
-    }
-}
-
-/// A directory waiting to be read, with the identities of the directories on
-/// the path to it (a symlink to any of them would be a cycle).
-struct Frame {
-    path: PathBuf,
-    depth: usize,
-    ancestors: Vec<FileId>,
-}
-
-/// Walks one root, appending the skills it holds to `hits` and what it saw to
-/// `out` (diagnostics, missing roots, directories).
-fn walk(root: &Root, hits: &mut Vec<Hit>, out: &mut Scan) {
-    let diagnostics = &mut out.diagnostics;
-    let meta = match fs::metadata(&root.path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            // Missing project and user folders are normal; a path someone
-            // named explicitly (a flag, a plugin manifest) is probably a mistake.
-            let hint = match root.source {
-                Source::Custom => "check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS",
-                _ => "fix the skill path in the plugin's manifest, or reinstall the plugin",
-            };
-            if root.layout != Layout::Folders {
-                diagnostics.push(
-                    Finding::warning(
-                        "root-missing",
-                        "this skills path does not exist (yet)",
-                        hint,
-                    )
-                    .at(&root.path),
-                );
-            }
-            out.missing_roots.push(root.path.clone());
-            return;
-        }
-        Err(err) => {
-            let finding = if is_loop(&err) {
-                symlink_loop()
-            } else {
-                Finding::error(
-                    "root-unreadable",
-                    format!("cannot read this {} skills folder: {err}", root.source),
-                    "check its permissions",
-                )
-            };
-            diagnostics.push(finding.at(&root.path));
-            return;
-        }
-    };
-    if !meta.is_dir() {
-        diagnostics.push(
-            Finding::error(
-                "root-not-a-directory",
-                format!(
-                    "this {} skills location is a file, not a folder",
-                    root.source
-                ),
-                "remove the file, or make it a folder of skill folders",
-            )
-            .at(&root.path),
-        );
-        return;
-    }
-    if root.layout != Layout::Folders {
-        match probe(&root.path, None) {
-            Probe::Skill(file, stamp) => {
-                hits.push(Hit {
-                    dir: root.path.clone(),
-                    file,
-                    stamp,
-                });
-                return;
-            }
-            Probe::Broken(diagnostic) => {
-                diagnostics.push(diagnostic);
-                out.dirs.other_skill_dirs.push(root.path.clone());
-                return;
-            }
-            Probe::NotSkill if root.layout == Layout::Skill => {
-                diagnostics.push(
-                    Finding::warning(
-                        "skill-missing",
-                        "this folder was expected to be a skill but holds no SKILL.md",
-                        "reinstall the plugin, or add the SKILL.md",
-                    )
-                    .at(&root.path),
-                );
-                return;
-            }
-            Probe::NotSkill => {}
-        }
-    }
-
-    let mut stack = vec![Frame {
-        path: root.path.clone(),
-        depth: 0,
-        ancestors: vec![file_id(&meta)],
-    }];
-    let mut dirs_read = 0;
-    let mut not_descended: Vec<PathBuf> = Vec::new();
-    while let Some(frame) = stack.pop() {
-        if dirs_read == MAX_DIRS {
-            diagnostics.push(
-                Finding::warning(
-                    "walk-limit",
-                    format!("stopped after reading {MAX_DIRS} folders; skills further on were not loaded"),
-                    "keep only skill folders here, or point --skills-dir at a narrower folder",
-                )
-                .at(&root.path),
-            );
-            break;
-        }
-        dirs_read += 1;
-        out.dirs.listed.push(frame.path.clone());
-        let Some(children) = list(&frame, diagnostics) else {
-            continue;
-        };
-        let depth = frame.depth + 1;
-        // Worth an extra open only when there are children to look up.
-        let parent = if children.len() >= PARENT_FROM {
-            Parent::open(&frame.path)
-        } else {
-            None
-        };
-        // One `stat` per child; a folder of thousands of skills spreads them
-        // over threads (the rescan of an unchanged 10,000-skill tree is
-        // mostly these).
-        let every: Vec<usize> = (0..children.len()).collect();
-        let mut probes = in_parallel(&every, |i| probe(&children[i].0, parent.as_ref()));
-        probes.sort_unstable_by_key(|(i, _)| *i);
-        let mut deeper = Vec::new();
-        for ((path, id), (_, probed)) in children.into_iter().zip(probes) {
-            if cfg!(unix) && frame.ancestors.contains(&id) {
-                diagnostics.push(symlink_loop().at(&path));
-                continue;
-            }
-            match probed {
-                Probe::Skill(file, stamp) => hits.push(Hit {
-                    dir: path,
-                    file,
-                    stamp,
-                }),
-                Probe::Broken(diagnostic) => {
-                    diagnostics.push(diagnostic);
-                    out.dirs.other_skill_dirs.push(path);
-                }
-                Probe::NotSkill if depth < MAX_DEPTH => {
-                    let mut ancestors = frame.ancestors.clone();
-                    ancestors.push(id);
-                    deeper.push(Frame {
-                        path,
-                        depth,
-                        ancestors,
-                    });
-                }
-                Probe::NotSkill => {
-                    // Watched for a SKILL.md appearing, like a skill folder.
-                    out.dirs.other_skill_dirs.push(path.clone());
-                    not_descended.push(path);
-                }
-            }
-        }
-        // Reversed so that popping the stack visits folders in name order.
-        stack.extend(deeper.into_iter().rev());
-    }
-    // Folders at the depth limit without a SKILL.md may hide deeper skills:
-    // name them, so that a skill nested too deeply is not a mystery.
-    for (index, dir) in not_descended.iter().enumerate() {
-        if index == 3 {
-            diagnostics.push(
-                Finding::note(
-                    "depth-limit",
-                    format!(
-                        "{} more folders {MAX_DEPTH} levels down were not searched deeper",
-                        not_descended.len() - 3
-                    ),
-                    format!(
-                        "keep skill folders at most {MAX_DEPTH} levels below the skills folder"
-                    ),
-                )
-                .at(&root.path),
-            );
-            break;
-        }
-        diagnostics.push(
-            Finding::note(
-                "depth-limit",
-                format!("this folder is {MAX_DEPTH} levels down and holds no SKILL.md; folders below it are not searched"),
-                format!("keep skill folders at most {MAX_DEPTH} levels below the skills folder"),
-            )
-            .at(dir),
-        );
-    }
-}
-
-/// The sub-directories of `frame`, or `None` (with a diagnostic) when the
-/// folder cannot be listed: the walk goes on with the rest of the root.
-fn list(frame: &Frame, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<(PathBuf, FileId)>> {
-    match read_children(frame, diagnostics) {
-        Ok(children) => Some(children),
-        Err(err) => {
-            diagnostics.push(unlistable(&err).at(&frame.path));
-            None
-        }
-    }
-}
-
 fn unlistable(err: &io::Error) -> Finding {
     Finding::warning(
-        "dir-unreadable",
+        Code::DirUnreadable,
         format!("cannot look inside this folder: {err}"),
         "check its permissions (skillserve needs to read and enter it)",
     )
@@ -685,7 +700,7 @@ fn read_children(
     frame: &Frame,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> io::Result<Vec<(PathBuf, FileId)>> {
-    let parent_dev = frame.ancestors.last().map_or(0, |id| id.0);
+    let parent = frame.ancestors.last().copied().unwrap_or_default();
     let mut children = Vec::new();
     for entry in fs::read_dir(&frame.path)? {
         let Ok(entry) = entry else { continue };
@@ -702,12 +717,12 @@ fn read_children(
         };
         let path = entry.path();
         if kind.is_dir() {
-            children.push((path, entry_id(&entry, parent_dev)));
+            children.push((path, FileId::of_entry(&entry, parent)));
         } else if kind.is_symlink() {
             match fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => children.push((path, file_id(&meta))),
+                Ok(meta) if meta.is_dir() => children.push((path, FileId::of(&meta))),
                 Ok(_) => {}
-                Err(err) if is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
+                Err(err) if disk::is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
                     diagnostics.push(dangling(&path, Severity::Warning));
                 }
@@ -725,35 +740,6 @@ fn read_children(
     Ok(children)
 }
 
-/// Device and inode of the file `meta` describes.
-#[cfg(unix)]
-pub(crate) fn file_id(meta: &Metadata) -> FileId {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-/// The inode from the directory entry itself, which costs no system call. Its
-/// device is the parent's: only a mount point differs, and a mount point is
-/// never a cycle through a symlink.
-#[cfg(unix)]
-fn entry_id(entry: &fs::DirEntry, parent_dev: u64) -> FileId {
-    use std::os::unix::fs::DirEntryExt;
-    (parent_dev, entry.ino())
-}
-
-// Without inodes (Windows), identities are not available from metadata: cycles
-// are then bounded by MAX_DEPTH and MAX_DIRS alone, and the cache keys on size
-// and modification time only.
-#[cfg(not(unix))]
-pub(crate) fn file_id(_meta: &Metadata) -> FileId {
-    (0, 0)
-}
-
-#[cfg(not(unix))]
-fn entry_id(_entry: &fs::DirEntry, _parent_dev: u64) -> FileId {
-    (0, 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,15 +751,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("not-a-dir");
         std::fs::write(&file, "x").unwrap();
+        let root = Root::new(dir.path().to_path_buf(), Source::User, Layout::Folders);
+        let mut walker = Walker {
+            root: &root,
+            out: Walked::default(),
+            dirs_read: 0,
+            at_depth_limit: Vec::new(),
+        };
         let frame = Frame {
             path: file.clone(),
             depth: 1,
-            ancestors: vec![(0, 0)],
+            ancestors: vec![FileId::default()],
         };
-        let mut diagnostics = Vec::new();
-        assert!(list(&frame, &mut diagnostics).is_none());
+        assert!(walker.visit(frame).is_empty());
+        let diagnostics = walker.out.diagnostics;
         assert_eq!(diagnostics.len(), 1);
-        assert_eq!(diagnostics[0].code, "dir-unreadable");
+        assert_eq!(diagnostics[0].code, Code::DirUnreadable);
         assert_eq!(diagnostics[0].path, file);
     }
 
@@ -790,18 +783,6 @@ mod tests {
         let names: Vec<&str> = scan.skills.iter().map(|f| f.parsed.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "inner"]);
         assert_eq!(scan.files_parsed, 3);
-    }
-
-    #[test]
-    fn a_permission_change_changes_the_stamp() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("SKILL.md");
-        std::fs::write(&file, "x").unwrap();
-        let before = Stamp::of(&std::fs::metadata(&file).unwrap());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_ne!(before, Stamp::of(&std::fs::metadata(&file).unwrap()));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The snapshot: the immutable, indexed result of one scan (design §2, §3.3).
+//! The snapshot: the immutable, indexed result of one scan (behaviour.md §2,
+//! §3.3).
 //!
 //! A snapshot is never changed after [`Snapshot::build`]; a refresh builds a new
 //! one and swaps it in. Collisions are settled here: names compare
@@ -11,15 +12,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::{Diagnostic, Finding};
+use crate::config::Config;
+use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::parse::Parsed;
-use crate::roots::{Plugin, Root, Source};
-use crate::scan::{Dirs, Found, Scan};
+use crate::plugins;
+use crate::roots::{self, Plugin, Root, Source};
+use crate::scan::{self, Cache, Dirs, Found, Scan};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
 pub struct Skill {
-    /// The name the model types (design §2).
+    /// The name the model types (behaviour.md §2).
     pub name: String,
     /// The skill folder: the `Base directory` of a call.
     pub dir: PathBuf,
@@ -55,6 +58,18 @@ impl Skill {
                 .map_or(Cow::Borrowed(""), |n| n.to_string_lossy()),
         }
     }
+}
+
+/// Scans everything `config` points at, reusing and refilling `cache`.
+/// `previous`, the snapshot this one replaces, lends its index when nothing
+/// changed.
+pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> Snapshot {
+    let mut roots = roots::roots(config);
+    let plugins = plugins::discover(config);
+    roots.extend(plugins.roots);
+    let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
+    scan.diagnostics.extend(plugins.diagnostics);
+    Snapshot::build(roots, scan, previous)
 }
 
 /// A skill that lost a name collision.
@@ -294,7 +309,7 @@ fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
         )
     };
     Finding::warning(
-        "shadowed",
+        Code::Shadowed,
         format!(
             "skill '{}' is hidden by '{}' at {} ({why})",
             loser.name,
@@ -309,7 +324,7 @@ fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
 mod tests {
     use super::*;
     use crate::roots::Layout;
-    use crate::scan::{Cache, scan};
+    use crate::scan::scan;
 
     fn write(dir: &Path, name: &str, description: &str) {
         std::fs::create_dir_all(dir.join(name)).unwrap();

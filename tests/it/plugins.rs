@@ -1,4 +1,4 @@
-//! Claude Code plugin skills, through the real binary (design §3.4).
+//! Claude Code plugin skills, through the real binary (behaviour.md §3.4).
 //!
 //! `fixtures/plugin-home` is a home whose `~/.claude/plugins` mirrors a real
 //! install: a marketplace repository cached once per plugin with `skills` lists,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use skillserve::config::MIN_DESCRIPTION_BUDGET;
-use skillserve::parse::{self, Parsed};
+use skillserve::parse::{self, NameFrom, Parsed};
 use skillserve::render::{DESCRIPTION_HEADER, tool_description};
 use skillserve::resolve::{Resolution, resolve, suggest};
 use skillserve::roots::{Layout, Root, Source};
@@ -66,7 +66,8 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         plugin: None,
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
-            name_given: true,
+            name_from: NameFrom::Frontmatter,
+            has_frontmatter: true,
             description: parse::one_line(description),
             fields: Default::default(),
             description_chars: description.chars().count(),
@@ -124,7 +125,7 @@ proptest! {
         let path = dir.path().join("SKILL.md");
         std::fs::write(&path, &bytes).unwrap();
         let _ = parse::read_frontmatter(&path, "folder", 1 << 20);
-        let _ = parse::read_skill_file(&path, 1 << 20);
+        let _ = skillserve::disk::read_text(&path, 1 << 20);
         let _ = parse::parse_text(&String::from_utf8_lossy(&bytes), "folder");
     }
 

@@ -1,5 +1,5 @@
 //! Freshness: watching, the refresh interval, `tools/list_changed`, rescan on
-//! a miss, and correctness under concurrent change (design §6), through the
+//! a miss, and correctness under concurrent change (behaviour.md §6), through the
 //! real binary.
 
 use std::sync::Arc;
@@ -21,6 +21,23 @@ fn tree() -> Fixture {
     std::fs::create_dir(fixture.path("home")).unwrap();
     fixture.write("skills/alpha/SKILL.md", &skill("alpha", "The first skill."));
     fixture
+}
+
+/// Logs the watcher's updates of its watch set, which tests wait for.
+const WATCH_DEBUG: &str = "info,skillserve::server::watch=debug";
+
+/// [`serve`] without the interval, with the watcher's updates logged.
+async fn serve_debug_watch(fixture: &Fixture) -> Server {
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "skills",
+        "--no-project",
+        "--no-plugins",
+        "--refresh-interval",
+        "0",
+    ]);
+    command.env("SKILLSERVE_LOG", WATCH_DEBUG);
+    Server::start(command).await
 }
 
 async fn serve(fixture: &Fixture, extra: &[&str]) -> Server {
@@ -161,11 +178,11 @@ async fn a_skill_md_added_at_the_depth_limit_is_noticed() {
 async fn removing_one_path_to_a_folder_keeps_the_other_watched() {
     let fixture = tree();
     std::os::unix::fs::symlink(fixture.path("skills/alpha"), fixture.path("skills/alias")).unwrap();
-    let mut server = serve(&fixture, &["--refresh-interval", "0"]).await;
-    // Let the watcher arm itself (and its start-up refresh pass).
-    drain(&mut server, Duration::from_millis(500)).await;
+    let mut server = serve_debug_watch(&fixture).await;
+    server.watching().await;
     std::fs::remove_file(fixture.path("skills/alias")).unwrap();
-    drain(&mut server, Duration::from_millis(600)).await;
+    // The list does not change (the alias was loaded once), the watch set does.
+    server.stderr().wait_for("watch set updated", 1).await;
     fixture.write(
         "skills/alpha/SKILL.md",
         &skill("alpha-renamed", "Still watched."),
@@ -192,19 +209,18 @@ async fn a_symlinked_root_pointed_elsewhere_is_followed() {
     // In a folder nothing else makes the watcher look at.
     std::fs::create_dir(fixture.path("links")).unwrap();
     std::os::unix::fs::symlink(fixture.path("v1"), fixture.path("links/skills")).unwrap();
-    let mut server = fixture
-        .serve(&[
-            "--skills-dir",
-            "links/skills",
-            "--no-project",
-            "--no-plugins",
-            "--refresh-interval",
-            "0",
-        ])
-        .await;
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "links/skills",
+        "--no-project",
+        "--no-plugins",
+        "--refresh-interval",
+        "0",
+    ]);
+    command.env("SKILLSERVE_LOG", WATCH_DEBUG);
+    let mut server = Server::start(command).await;
     assert!(server.description().await.contains("- one:"));
-    // Let the watcher arm itself (and its start-up refresh pass).
-    drain(&mut server, Duration::from_millis(500)).await;
+    server.watching().await;
 
     // Re-point the link the way tools do it: a new link renamed over the old.
     std::os::unix::fs::symlink(fixture.path("v2"), fixture.path("links/skills.new")).unwrap();
@@ -224,7 +240,7 @@ async fn a_symlinked_root_pointed_elsewhere_is_followed() {
     );
 
     // The new target is watched.
-    drain(&mut server, Duration::from_millis(600)).await;
+    server.stderr().wait_for("watch set updated", 1).await;
     fixture.write(
         "v2/two/SKILL.md",
         &skill("two", "Edited in the new target."),
@@ -271,9 +287,12 @@ async fn idle_refreshes_and_a_touch_that_changes_nothing_send_no_notification() 
     assert!(!notified(&mut server, Duration::from_millis(2500)).await);
     // The body changed but not the frontmatter: no notification, but calls
     // see the new body at once (it is read at call time).
+    // Saved atomically, the way editors do: a plain write would let an interval
+    // rescan catch the file truncated (empty) between two system calls.
     let path = fixture.path("skills/alpha/SKILL.md");
     let edited = skill("alpha", "The first skill.").replace("Body of alpha.", "New body.");
-    std::fs::write(&path, edited).unwrap();
+    let temporary = fixture.write("skills/alpha/.SKILL.md.tmp", &edited);
+    std::fs::rename(&temporary, &path).unwrap();
     assert!(text(&server.call("alpha").await).ends_with("New body.\n"));
     assert!(!notified(&mut server, Duration::from_millis(1500)).await);
     server.stop().await;

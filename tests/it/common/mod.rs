@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
+
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Notify, mpsc};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skillserve");
 
@@ -151,7 +153,74 @@ pub struct Server {
     pub client: RunningService<RoleClient, Notifications>,
     pub child: tokio::process::Child,
     pub notifications: mpsc::UnboundedReceiver<()>,
-    stderr: tokio::task::JoinHandle<String>,
+    stderr: Stderr,
+}
+
+/// The server's stderr, collected line by line as it arrives, so that a test
+/// can wait for a log line (the watcher saying it is armed, say) instead of
+/// sleeping.
+#[derive(Clone, Default)]
+pub struct Stderr {
+    text: Arc<Mutex<String>>,
+    grew: Arc<Notify>,
+    reader: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Stderr {
+    fn collect(stderr: tokio::process::ChildStderr) -> Stderr {
+        let collected = Stderr::default();
+        let sink = collected.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut text = sink.text.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+                drop(text);
+                sink.grew.notify_waiters();
+            }
+            sink.grew.notify_waiters();
+        });
+        *collected.reader.lock().unwrap() = Some(reader);
+        collected
+    }
+
+    /// Everything so far.
+    pub fn text(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// Waits (at most 20 s) until `needle` has appeared on `count` lines.
+    pub async fn wait_for(&self, needle: &str, count: usize) {
+        let seen = || {
+            let text = self.text.lock().unwrap();
+            text.lines().filter(|l| l.contains(needle)).count() >= count
+        };
+        let waited = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                let grew = self.grew.notified();
+                if seen() {
+                    return;
+                }
+                grew.await;
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok(),
+            "no {count}× `{needle}` in the log:\n{}",
+            self.text()
+        );
+    }
+
+    /// Everything, once the server has closed stderr.
+    async fn finish(self) -> String {
+        let reader = self.reader.lock().unwrap().take();
+        if let Some(reader) = reader {
+            let _ = reader.await;
+        }
+        self.text()
+    }
 }
 
 impl Server {
@@ -165,12 +234,7 @@ impl Server {
         let mut child = command.spawn().expect("spawn skillserve");
         let stdout = child.stdout.take().unwrap();
         let stdin = child.stdin.take().unwrap();
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = tokio::spawn(async move {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text).await;
-            text
-        });
+        let stderr = Stderr::collect(child.stderr.take().unwrap());
         let (sender, notifications) = mpsc::unbounded_channel();
         let client = tokio::time::timeout(
             Duration::from_secs(20),
@@ -185,6 +249,17 @@ impl Server {
             notifications,
             stderr,
         }
+    }
+
+    /// The server's log so far.
+    pub fn stderr(&self) -> &Stderr {
+        &self.stderr
+    }
+
+    /// Waits until the file watcher says it is armed: from then on every
+    /// change is seen.
+    pub async fn watching(&self) {
+        self.stderr.wait_for("watching ", 1).await;
     }
 
     /// The one tool.
@@ -224,7 +299,7 @@ impl Server {
             .await
             .expect("exits within 5 s of stdin closing")
             .unwrap();
-        (status, stderr.await.unwrap())
+        (status, stderr.finish().await)
     }
 
     /// Sends `signal` and returns the exit status and stderr.
@@ -243,7 +318,7 @@ impl Server {
             .expect("exits within 5 s of the signal")
             .unwrap();
         drop(client);
-        (status, stderr.await.unwrap())
+        (status, stderr.finish().await)
     }
 }
 

@@ -1,12 +1,8 @@
-//! The MCP server: one tool, `skill`, over stdio (design §5, §7).
-//!
-//! This module is the only place that knows rmcp's server types. It turns the
-//! registry's answers into tool results, keeps protocol errors for requests that
-//! are not valid calls at all, and runs the stdio loop until the client goes
-//! away or a signal arrives.
+//! The rmcp handler: the `skill` tool (behaviour.md §5) and the answers to
+//! every MCP request. It turns answers into tool results, and keeps protocol
+//! errors for requests that are not valid calls at all.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -14,15 +10,13 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::config::{Config, ServeOptions};
-use crate::diagnostic::Severity;
-use crate::registry::Registry;
 use crate::render;
-use crate::stdio;
-use crate::watch;
+use crate::server::registry::Registry;
+use crate::server::rescan::Caller;
+use crate::server::stdin_filter;
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -66,14 +60,17 @@ pub fn tool(description: &str) -> Tool {
 }
 
 /// The rmcp handler.
-#[derive(Clone)]
 pub struct SkillServer {
     registry: Arc<Registry>,
+    caller: Caller,
 }
 
 impl SkillServer {
     pub fn new(registry: Arc<Registry>) -> SkillServer {
-        SkillServer { registry }
+        SkillServer {
+            caller: Caller::new(Arc::clone(&registry)),
+            registry,
+        }
     }
 }
 
@@ -111,9 +108,9 @@ impl ServerHandler for SkillServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let loaded = self.registry.current();
+        let served = self.registry.current();
         Ok(ListToolsResult::with_all_items(vec![tool(
-            &loaded.description,
+            &served.description,
         )]))
     }
 
@@ -142,7 +139,7 @@ impl ServerHandler for SkillServer {
                 return Ok(result.into());
             }
         };
-        let answer = self.registry.call(name).await;
+        let answer = self.caller.call(name).await;
         let is_error = answer.is_error();
         let content = vec![ContentBlock::text(answer.into_text())];
         Ok(if is_error {
@@ -161,8 +158,8 @@ impl ServerHandler for SkillServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // Params that were not an object at all (renamed by `stdio`).
-        if request.method == stdio::INVALID_PARAMS_METHOD {
+        // Params that were not an object at all (renamed by the stdin filter).
+        if request.method == stdin_filter::INVALID_PARAMS_METHOD {
             let field = |name| {
                 let value = request.params.as_ref().and_then(|p| p.get(name));
                 value.and_then(Value::as_str).unwrap_or("?").to_owned()
@@ -193,147 +190,5 @@ impl ServerHandler for SkillServer {
             format!("invalid params for {}: {detail}", request.method),
             None,
         ))
-    }
-}
-
-/// Why the server stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// stdin closed: the client went away.
-    Eof,
-    Signal(&'static str),
-}
-
-/// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives.
-///
-/// The first scan runs on a blocking thread while signals are already being
-/// listened for, so even a slow start-up can be interrupted cleanly.
-pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
-    let mut shutdown = std::pin::pin!(shutdown_signal());
-    let budget = options.description_budget;
-    let started = Instant::now();
-    let registry = tokio::select! {
-        registry = tokio::task::spawn_blocking(move || Registry::new(config, budget)) => Arc::new(registry?),
-        signal = &mut shutdown => return Ok(Stop::Signal(signal)),
-    };
-    log_startup(&registry, &options, started.elapsed());
-
-    let server = SkillServer::new(Arc::clone(&registry));
-    let running = tokio::select! {
-        running = server.serve(stdio::pipes()) => match running {
-            Ok(running) => running,
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(Stop::Eof),
-            Err(err) => return Err(anyhow::anyhow!("MCP handshake failed: {err}")),
-        },
-        signal = &mut shutdown => return Ok(Stop::Signal(signal)),
-    };
-    let mut background = vec![notify_changes(&registry, running.peer().clone())];
-    if let Some(every) = options.refresh_interval {
-        background.push(registry.spawn_interval(every));
-    }
-    if options.watch {
-        let registry = Arc::clone(&registry);
-        background.push(tokio::spawn(watch::run(registry, options.refresh_interval)));
-    }
-
-    // On a signal, stop at once: rmcp would let in-flight requests (a call
-    // waiting for a rescan, say) finish first, for up to two seconds.
-    let stop = tokio::select! {
-        quit = running.waiting() => {
-            quit?;
-            Stop::Eof
-        }
-        signal = &mut shutdown => Stop::Signal(signal),
-    };
-    for task in background {
-        task.abort();
-    }
-    Ok(stop)
-}
-
-/// Sends `notifications/tools/list_changed` whenever the description changes.
-/// A client that has gone away makes sending fail; that is not an error.
-fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) -> tokio::task::JoinHandle<()> {
-    let mut changes = registry.description_changes();
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            match peer.notify_tool_list_changed().await {
-                Ok(()) => tracing::debug!("sent notifications/tools/list_changed"),
-                Err(err) => tracing::debug!("could not send tools/list_changed: {err}"),
-            }
-        }
-    })
-}
-
-fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::Duration) {
-    let loaded = registry.current();
-    let snapshot = &loaded.snapshot;
-    for diagnostic in &snapshot.diagnostics {
-        diagnostic.log();
-    }
-    let by_source = snapshot.count_by_source();
-    let errors = snapshot
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    let existing = snapshot.roots.len() - snapshot.missing_roots.len();
-    tracing::info!(
-        "skillserve {} serving {} skills ({}) from {existing} of {} folders in {:.1} ms; {} diagnostics ({errors} errors){}",
-        env!("CARGO_PKG_VERSION"),
-        snapshot.skills().len(),
-        if by_source.is_empty() {
-            "none"
-        } else {
-            &by_source
-        },
-        snapshot.roots.len(),
-        elapsed.as_secs_f64() * 1e3,
-        snapshot.diagnostics.len(),
-        if snapshot.diagnostics.is_empty() {
-            ""
-        } else {
-            "; run `skillserve check` for details"
-        },
-    );
-    tracing::info!(
-        "refresh: {}; file watching: {}",
-        match options.refresh_interval {
-            Some(every) => format!("every {} s", every.as_secs()),
-            None => "off".to_owned(),
-        },
-        if options.watch {
-            "on"
-        } else {
-            "off (--no-watch)"
-        },
-    );
-    for (root, count) in snapshot.roots.iter().zip(&snapshot.per_root) {
-        tracing::debug!(source = %root.source, skills = count, "scanned {}", root.path.display());
-    }
-}
-
-/// Resolves with the name of the first SIGINT or SIGTERM.
-async fn shutdown_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(err) => {
-                tracing::warn!("cannot listen for SIGTERM: {err}");
-                let _ = tokio::signal::ctrl_c().await;
-                return "SIGINT";
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => "SIGINT",
-            _ = term.recv() => "SIGTERM",
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
     }
 }

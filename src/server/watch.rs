@@ -1,4 +1,4 @@
-//! File watching: turn file-system events into refreshes (design §6).
+//! File watching: turn file-system events into refreshes (behaviour.md §6).
 //!
 //! Rather than watching whole trees recursively (which would follow
 //! `node_modules`, hidden folders and every skill's own files into the inotify
@@ -26,8 +26,9 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::disk::FileId;
 use crate::plugins;
-use crate::registry::Registry;
+use crate::server::registry::Registry;
 use crate::snapshot::Snapshot;
 
 /// Quiet time that ends a burst of events.
@@ -176,10 +177,11 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     let mut state = Watched::default();
     let mut refreshes = registry.refreshes();
     let (mut plan, _) = rearm(&registry, &watcher, &mut state, interval).await;
-    tracing::info!("watching {} folders for changes", state.ok.len());
     let mut armed = registry.current();
-    // Catch anything that changed between the start-up scan and now.
-    registry.request_refresh();
+    // Catch anything that changed between the start-up scan and now. Logged
+    // after it: from this line on, every change is seen.
+    registry.refresh_and_wait().await;
+    tracing::info!("watching {} folders for changes", state.ok.len());
 
     loop {
         tokio::select! {
@@ -222,6 +224,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 armed = current;
                 let (next, grew) = rearm(&registry, &watcher, &mut state, interval).await;
                 plan = next;
+                tracing::debug!("watch set updated: {} folders watched", state.ok.len());
                 // A folder created during the scan may have gained entries
                 // before it was watched: look once more (cheap, cached).
                 if grew {
@@ -263,7 +266,7 @@ struct Watched {
     /// Folders with a live watch, with the identity (device, inode) of what
     /// they led to when watched. Several paths can lead to one folder (a
     /// symlink); the kernel then has one watch for all of them.
-    ok: HashMap<Arc<Path>, (u64, u64)>,
+    ok: HashMap<Arc<Path>, FileId>,
     /// Folders whose watch may be gone or point at the wrong folder (deleted,
     /// moved, a symlink re-pointed): unwatched, then watched again.
     stale: HashSet<Arc<Path>>,
@@ -295,7 +298,7 @@ impl Watched {
     }
 
     /// Marks every path to the folder `id` stale.
-    fn forget_identity(&mut self, id: (u64, u64)) {
+    fn forget_identity(&mut self, id: FileId) {
         let same: Vec<Arc<Path>> = self
             .ok
             .iter()
@@ -311,60 +314,91 @@ impl Watched {
 
 /// Brings the watch set in line with the current snapshot. Returns the new
 /// plan and whether folders (other than at start-up) were added.
+///
+/// Planning looks at the disk (is a root a symlink, does a folder exist) and
+/// each (un)watch is a system call round trip through notify's thread:
+/// thousands of them belong on a blocking thread, not on the executor.
 async fn rearm(
     registry: &Arc<Registry>,
     watcher: &Arc<Mutex<notify::RecommendedWatcher>>,
     state: &mut Watched,
     interval: Option<Duration>,
 ) -> (Plan, bool) {
-    let loaded = registry.current();
+    let served = registry.current();
     let files = plugins::config_files(registry.config());
-    let plan = Plan::new(&loaded.snapshot, &files);
-    state.failed.retain(|dir| plan.dirs.contains_key(dir));
-    // Unwatching one path ends the watch of every path to the same folder.
-    let remove: Vec<Arc<Path>> = state
-        .ok
-        .keys()
-        .filter(|dir| !plan.dirs.contains_key(*dir))
-        .cloned()
-        .collect();
-    for dir in &remove {
-        if let Some(id) = state.ok.remove(dir) {
-            state.forget_identity(id);
-        }
-    }
-    let unwatch: Vec<Arc<Path>> = remove.into_iter().chain(state.stale.drain()).collect();
-    let add: Vec<Arc<Path>> = plan
-        .dirs()
-        .filter(|dir| !state.ok.contains_key(*dir) && !state.failed.contains(*dir))
-        .cloned()
-        .collect();
-    if add.is_empty() && unwatch.is_empty() {
-        return (plan, false);
-    }
-    let first = state.ok.is_empty() && state.failed.is_empty();
     let watcher = Arc::clone(watcher);
-    let fallback = fallback(interval);
-    // Each (un)watch is a system call round trip through notify's thread:
-    // thousands of them belong on a blocking thread.
+    let first = state.ok.is_empty() && state.failed.is_empty();
+    let mut owned = std::mem::take(state);
     let outcome = tokio::task::spawn_blocking(move || {
+        let plan = Plan::new(&served.snapshot, &files);
+        let changes = owned.changes_for(&plan);
+        let applied = changes.apply(&watcher, &fallback(interval));
+        (plan, owned, applied)
+    })
+    .await;
+    let (plan, owned, Applied { added, failed }) = match outcome {
+        Ok(done) => done,
+        Err(err) => {
+            tracing::error!("updating the file watches failed: {err}");
+            return (Plan::default(), false);
+        }
+    };
+    *state = owned;
+    let grew = !added.is_empty() && !first;
+    state.ok.extend(added);
+    state.failed.extend(failed);
+    (plan, grew)
+}
+
+/// The watches to drop and to add to follow a new plan.
+struct Changes {
+    unwatch: Vec<Arc<Path>>,
+    add: Vec<Arc<Path>>,
+}
+
+impl Watched {
+    /// Forgets what leaves the plan and lists the (un)watches that follow it.
+    fn changes_for(&mut self, plan: &Plan) -> Changes {
+        self.failed.retain(|dir| plan.dirs.contains_key(dir));
+        // Unwatching one path ends the watch of every path to the same folder.
+        let remove: Vec<Arc<Path>> = self
+            .ok
+            .keys()
+            .filter(|dir| !plan.dirs.contains_key(*dir))
+            .cloned()
+            .collect();
+        for dir in &remove {
+            if let Some(id) = self.ok.remove(dir) {
+                self.forget_identity(id);
+            }
+        }
+        let unwatch = remove.into_iter().chain(self.stale.drain()).collect();
+        let add = plan
+            .dirs()
+            .filter(|dir| !self.ok.contains_key(*dir) && !self.failed.contains(*dir))
+            .cloned()
+            .collect();
+        Changes { unwatch, add }
+    }
+}
+
+impl Changes {
+    /// Applies the changes.
+    fn apply(self, watcher: &Mutex<notify::RecommendedWatcher>, fallback: &str) -> Applied {
+        let mut applied = Applied::default();
+        if self.add.is_empty() && self.unwatch.is_empty() {
+            return applied;
+        }
         let mut watcher = watcher
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for dir in &unwatch {
+        for dir in &self.unwatch {
             // The directory may be gone already, which removed the watch.
             let _ = watcher.unwatch(dir);
         }
-        let mut added = Vec::with_capacity(add.len());
-        let mut failed = Vec::new();
-        for dir in add {
-            // What the path leads to now, to recognise aliases later.
-            let id = std::fs::metadata(&dir).map(|meta| identity(&meta));
-            match id.map_err(notify::Error::io).and_then(|id| {
-                watcher
-                    .watch(&dir, RecursiveMode::NonRecursive)
-                    .map(|()| id)
-            }) {
+        let Applied { added, failed } = &mut applied;
+        for dir in self.add {
+            match watch_one(&mut watcher, &dir) {
                 Ok(id) => added.push((dir, id)),
                 // Gone since the scan: not a lasting failure. If it comes
                 // back, its parent's event leads to a refresh and a new try.
@@ -380,28 +414,40 @@ async fn rearm(
         if failed.len() > 1 {
             tracing::warn!("{} folders could not be watched; {fallback}", failed.len());
         }
-        (added, failed)
-    })
-    .await;
-    let Ok((added, failed)) = outcome else {
-        return (plan, false);
-    };
-    let grew = !added.is_empty() && !first;
-    state.ok.extend(added);
-    state.failed.extend(failed);
-    (plan, grew)
+        applied
+    }
+}
+
+/// What applying [`Changes`] did.
+#[derive(Default)]
+struct Applied {
+    /// Folders now watched, with what they lead to.
+    added: Vec<(Arc<Path>, FileId)>,
+    /// Folders that could not be watched.
+    failed: Vec<Arc<Path>>,
+}
+
+/// Watches `dir`; returns what the path leads to now, to recognise aliases
+/// later.
+fn watch_one(
+    watcher: &mut notify::RecommendedWatcher,
+    dir: &Path,
+) -> Result<FileId, notify::Error> {
+    let id = identity(&std::fs::metadata(dir).map_err(notify::Error::io)?);
+    watcher.watch(dir, RecursiveMode::NonRecursive)?;
+    Ok(id)
 }
 
 #[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
-    crate::scan::file_id(meta)
+fn identity(meta: &std::fs::Metadata) -> FileId {
+    FileId::of(meta)
 }
 
-// Without inodes, aliases cannot be told apart; each path is its own.
+// Without inodes, aliases cannot be told apart: each path gets an identity of
+// its own.
 #[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata) -> (u64, u64) {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    (0, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+fn identity(_meta: &std::fs::Metadata) -> FileId {
+    FileId::unique()
 }
 
 fn is_missing(err: &notify::Error) -> bool {

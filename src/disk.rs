@@ -1,0 +1,360 @@
+//! How skillserve touches the disk: file identity, file versions, and reading
+//! files safely.
+//!
+//! Everything that reads a skill's file goes through [`read_text`] (or
+//! [`open_regular`]): only regular files are opened, without blocking, and never
+//! more than a cap of bytes are read. A FIFO named `SKILL.md` would otherwise hang
+//! the reader forever, and a huge file would fill memory.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::path::Path;
+
+use crate::diagnostic::{Code, Finding};
+
+/// Identity of a file: device and inode. Two paths with the same identity are
+/// the same file or directory.
+///
+/// Without inodes (Windows), every identity is the same null value: cycles are
+/// then bounded by the walk's depth and folder limits alone, and file versions
+/// compare size and modification time only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file `meta` describes.
+    pub fn of(meta: &Metadata) -> FileId {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            FileId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            FileId::default()
+        }
+    }
+
+    /// A fresh identity equal to no other, where the platform has no inodes
+    /// to tell two paths to one folder apart.
+    #[cfg(not(unix))]
+    pub fn unique() -> FileId {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        FileId {
+            dev: 0,
+            ino: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// The identity of a directory entry, from the entry itself (no system
+    /// call). Its device is the parent's: only a mount point differs, and a
+    /// mount point is never a cycle through a symlink.
+    pub fn of_entry(entry: &std::fs::DirEntry, parent: FileId) -> FileId {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirEntryExt;
+            FileId {
+                dev: parent.dev,
+                ino: entry.ino(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (entry, parent);
+            FileId::default()
+        }
+    }
+}
+
+/// One version of one file: size, modification time, inode change time and
+/// identity. Equal stamps mean the file can be taken as unchanged: the scan's
+/// parse cache and the call-time text cache both rely on this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    /// Seconds and nanoseconds since the epoch (negative before 1970).
+    modified: (i64, i64),
+    /// Inode change time: it also moves on `chmod`, `chown` and on writes that
+    /// keep size and modification time.
+    changed: (i64, i64),
+    id: FileId,
+}
+
+impl Stamp {
+    /// The version of the file `meta` describes.
+    pub fn of(meta: &Metadata) -> Stamp {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Stamp {
+                len: meta.len(),
+                modified: (meta.mtime(), meta.mtime_nsec()),
+                changed: (meta.ctime(), meta.ctime_nsec()),
+                id: FileId::of(meta),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let modified = match meta.modified() {
+                Ok(time) => match time.duration_since(std::time::UNIX_EPOCH) {
+                    Ok(after) => (after.as_secs() as i64, i64::from(after.subsec_nanos())),
+                    Err(before) => {
+                        let before = before.duration();
+                        (
+                            -(before.as_secs() as i64),
+                            -i64::from(before.subsec_nanos()),
+                        )
+                    }
+                },
+                Err(_) => (0, 0),
+            };
+            Stamp {
+                len: meta.len(),
+                modified,
+                changed: (0, 0),
+                id: FileId::of(meta),
+            }
+        }
+    }
+
+    /// The version from a raw `stat`, field for field the same as
+    /// [`Stamp::of`] would give for that file.
+    #[cfg(unix)]
+    pub fn of_stat(st: &rustix::fs::Stat) -> Stamp {
+        // The casts only widen or keep the platform's own field types.
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        Stamp {
+            len: st.st_size as u64,
+            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            changed: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+            id: FileId {
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
+            },
+        }
+    }
+
+    /// The identity of the file this is a version of.
+    pub fn id(&self) -> FileId {
+        self.id
+    }
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("file is {len} bytes, over the {max}-byte limit")]
+    TooLarge { len: u64, max: u64 },
+    #[error("not valid UTF-8 (line {line})")]
+    InvalidUtf8 { line: usize },
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+impl ReadError {
+    /// Whether the failure may pass without the file being edited (an I/O
+    /// error such as a permission problem or a file being replaced), as
+    /// opposed to a file that must be fixed.
+    pub fn is_passing(&self) -> bool {
+        matches!(self, ReadError::Io(_))
+    }
+
+    /// Whether the file (or a folder on its path) is gone.
+    pub fn is_gone(&self) -> bool {
+        matches!(self, ReadError::Io(err) if is_gone(err))
+    }
+
+    /// The diagnostic for a SKILL.md that could not be read.
+    pub fn finding(&self) -> Finding {
+        match self {
+            ReadError::NotRegular => Finding::error(
+                Code::NotAFile,
+                "SKILL.md is not a regular file (a directory, FIFO or device)",
+                "replace it with a regular Markdown file",
+            ),
+            ReadError::TooLarge { len, max } => Finding::error(
+                Code::FileTooLarge,
+                format!("file is {len} bytes, over the {max}-byte limit"),
+                "move long material into references/ files, or raise --max-file-bytes",
+            ),
+            ReadError::InvalidUtf8 { line } => Finding::error(
+                Code::InvalidUtf8,
+                "file is not valid UTF-8",
+                "save the file as UTF-8",
+            )
+            .on_line(*line),
+            ReadError::Io(err) => Finding::error(
+                Code::Unreadable,
+                format!("cannot read the file: {err}"),
+                "check the file's permissions",
+            ),
+        }
+    }
+}
+
+/// Whether an I/O error means the path (or a folder on it) does not exist.
+pub fn is_gone(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Whether an I/O error is a symlink loop (`ELOOP`).
+pub fn is_loop(err: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        err.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = err;
+        false
+    }
+}
+
+/// Opens `path` for reading only if it is a regular file of at most `max` bytes.
+///
+/// The open is non-blocking so that a FIFO swapped in after a `stat` cannot
+/// block; the type is then checked on the open handle.
+pub fn open_regular(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if meta.len() > max {
+        return Err(ReadError::TooLarge {
+            len: meta.len(),
+            max,
+        });
+    }
+    Ok((file, meta.len()))
+}
+
+/// Reads `file` until `buf` holds `want` bytes or the file ends. Returns whether
+/// it ended. Never reads more than `max + 1` bytes in total, so a file that grew
+/// past the cap after it was opened is still caught. Reads into spare capacity:
+/// nothing is zero-filled (that used to cost a 1 MiB memset per call).
+pub fn fill(file: &mut File, buf: &mut Vec<u8>, want: usize, max: u64) -> Result<bool, ReadError> {
+    let want = (want as u64).min(max.saturating_add(1));
+    let ask = want.saturating_sub(buf.len() as u64);
+    let got = file.by_ref().take(ask).read_to_end(buf)? as u64;
+    if buf.len() as u64 > max {
+        return Err(ReadError::TooLarge {
+            len: buf.len() as u64,
+            max,
+        });
+    }
+    // Nothing more may be read (`ask == 0`) counts as the end: the caller must
+    // not ask again.
+    Ok(got < ask || ask == 0)
+}
+
+/// The whole file as text: strict UTF-8, a leading BOM removed, everything else
+/// (line endings, trailing spaces, tabs) exactly as on disk.
+pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
+    let (mut file, len) = open_regular(path, max)?;
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    fill(&mut file, &mut buf, usize::MAX, max)?;
+    let mut text = String::from_utf8(buf).map_err(|e| {
+        let bytes = e.as_bytes();
+        ReadError::InvalidUtf8 {
+            line: line_of(bytes, e.utf8_error().valid_up_to()),
+        }
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// 1-based line number of byte `offset`.
+pub fn line_of(bytes: &[u8], offset: usize) -> usize {
+    1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_raw_stat_and_metadata_give_the_same_stamp_even_before_1970() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("old");
+        std::fs::write(&file, "x").unwrap();
+        let before_1970 =
+            std::time::UNIX_EPOCH - std::time::Duration::new(86_400 * 365, 250_000_000);
+        File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(before_1970)
+            .unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        let st = rustix::fs::stat(&file).unwrap();
+        assert_eq!(Stamp::of(&meta), Stamp::of_stat(&st));
+        assert!(Stamp::of(&meta).modified.0 < 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_permission_change_changes_the_stamp() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("SKILL.md");
+        std::fs::write(&file, "x").unwrap();
+        let before = Stamp::of(&std::fs::metadata(&file).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_ne!(before, Stamp::of(&std::fs::metadata(&file).unwrap()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only reads the NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        assert!(matches!(
+            read_text(&path, 1 << 20),
+            Err(ReadError::NotRegular)
+        ));
+    }
+
+    #[test]
+    fn the_size_cap_and_utf8_are_enforced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"\xef\xbb\xbfok\nbad \xff\n").unwrap();
+        assert!(matches!(
+            read_text(&path, 4),
+            Err(ReadError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            read_text(&path, 1 << 20),
+            Err(ReadError::InvalidUtf8 { line: 2 })
+        ));
+        std::fs::write(&path, b"\xef\xbb\xbfok\n").unwrap();
+        assert_eq!(read_text(&path, 1 << 20).unwrap(), "ok\n");
+    }
+}
