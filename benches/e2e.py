@@ -17,7 +17,7 @@ existing skill on one process and times each round trip (write the request,
 read its response).
 
 It prints a Markdown table of the figures next to the targets, and the peers'
-figures for scale. Corpora come from ../shared/bench/make_corpus.py (seed 1)
+figures for scale. Corpora come from benches/make_corpus.py (seed 1)
 and are cached under target/bench-corpus/<N>/skills, shared with
 `cargo bench --bench scan`. The script builds nothing.
 
@@ -39,7 +39,7 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MAKE_CORPUS = os.path.normpath(os.path.join(REPO, "..", "shared", "bench", "make_corpus.py"))
+MAKE_CORPUS = os.path.join(REPO, "benches", "make_corpus.py")
 PROTOCOL_VERSION = "2025-11-25"
 
 # Targets: (metric, skills) -> (limit, unit). Lower is better everywhere.
