@@ -98,7 +98,8 @@ def corpus(n, root, make_corpus):
 class Server:
     """One skillserve process driven over its stdin/stdout pipes."""
 
-    def __init__(self, binary, skills_dir, home, timeout, extra_args=()):
+    def __init__(self, binary, skills_dir, home, timeout, extra_args=(), argv=None):
+        """Starts `binary` serving `skills_dir` (or, with `argv`, exactly that command)."""
         self.timeout = timeout
         self.stderr = tempfile.TemporaryFile()
         env = {
@@ -107,9 +108,11 @@ class Server:
             "SKILLSERVE_LOG": "warn",
         }
         self.started = time.perf_counter()
+        if argv is None:
+            argv = [os.path.abspath(binary), "--skills-dir", os.path.abspath(skills_dir),
+                    "--no-user", "--no-project", "--no-plugins", *extra_args]
         self.proc = subprocess.Popen(
-            [os.path.abspath(binary), "--skills-dir", os.path.abspath(skills_dir),
-             "--no-user", "--no-project", "--no-plugins", *extra_args],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

@@ -103,8 +103,10 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
         }
     };
     let stopped = runtime.block_on(server::run(config, options));
-    // Do not wait for blocking threads: a scan in progress has nothing to save.
-    runtime.shutdown_background();
+    // Neither wait for blocking threads (a scan in progress has nothing to
+    // save) nor drop the tasks (the watcher would unwatch every folder one by
+    // one): `main` exits the process right after this.
+    std::mem::forget(runtime);
     match stopped {
         Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
         Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),

@@ -2,10 +2,11 @@
 //!
 //! Everything that touches tokio, rmcp or notify lives in this folder: the
 //! handler (`handler`), the live registry and its refreshes (`registry`),
-//! rescans on a miss (`rescan`), the file watcher (`watch`) and the stdin
-//! filter (`stdin_filter`). This module runs them over stdio until the client
+//! rescans on a miss (`rescan`), the file watcher (`watch`, over the events
+//! of `events`) and the stdin filter (`stdin_filter`). This module runs them over stdio until the client
 //! goes away or a signal arrives (behaviour.md §7).
 
+mod events;
 mod handler;
 mod registry;
 mod rescan;
@@ -54,13 +55,15 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         },
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
-    let mut background = vec![notify_changes(&registry, running.peer().clone())];
+    // Background tasks run until the process exits (see `main`): tearing
+    // them down would cost more than it saves.
+    notify_changes(&registry, running.peer().clone());
     if let Some(every) = options.refresh_interval {
-        background.push(registry.spawn_interval(every));
+        registry.spawn_interval(every);
     }
     if options.watch {
         let registry = Arc::clone(&registry);
-        background.push(tokio::spawn(watch::run(registry, options.refresh_interval)));
+        tokio::spawn(watch::run(registry, options.refresh_interval));
     }
 
     // On a signal, stop at once: rmcp would let in-flight requests (a call
@@ -72,15 +75,16 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         }
         signal = &mut shutdown => Stop::Signal(signal),
     };
-    for task in background {
-        task.abort();
-    }
+    // Nothing to tear down: the process exits next, and dropping the
+    // snapshot, the caches and the watcher (whose thread unwatches every
+    // folder one by one) took 40–60 ms at 10,000 skills, measured.
+    std::mem::forget(registry);
     Ok(stop)
 }
 
 /// Sends `notifications/tools/list_changed` whenever the description changes.
 /// A client that has gone away makes sending fail; that is not an error.
-fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) -> tokio::task::JoinHandle<()> {
+fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) {
     let mut changes = registry.description_changes();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
@@ -89,7 +93,7 @@ fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) -> tokio::task::J
                 Err(err) => tracing::debug!("could not send tools/list_changed: {err}"),
             }
         }
-    })
+    });
 }
 
 fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::Duration) {

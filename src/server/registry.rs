@@ -175,9 +175,10 @@ impl Registry {
         }
     }
 
-    /// Refreshes every `every` until the returned task is aborted. Missed ticks
-    /// (a refresh slower than the interval) are skipped, not bunched up.
-    pub fn spawn_interval(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
+    /// Refreshes every `every`, in a task that runs as long as the runtime.
+    /// Missed ticks (a refresh slower than the interval) are skipped, not
+    /// bunched up.
+    pub fn spawn_interval(self: &Arc<Self>, every: Duration) {
         let registry = Arc::clone(self);
         tokio::spawn(async move {
             let start = tokio::time::Instant::now() + every;
@@ -187,7 +188,7 @@ impl Registry {
                 ticks.tick().await;
                 registry.request_refresh();
             }
-        })
+        });
     }
 }
 

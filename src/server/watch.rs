@@ -22,12 +22,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::disk::FileId;
 use crate::plugins;
+use crate::server::events::{Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
 use crate::snapshot::Snapshot;
 
@@ -120,16 +120,10 @@ impl Plan {
         self.dirs.keys()
     }
 
-    /// Whether `event` can change what a scan finds.
-    pub fn is_relevant(&self, event: &notify::Event) -> bool {
-        if matches!(event.kind, EventKind::Access(_)) {
-            // Reads, including our own: every call opens a SKILL.md.
-            return false;
-        }
-        if event.need_rescan() {
-            return true;
-        }
-        event.paths.iter().any(|path| self.path_matters(path))
+    /// Whether `change` can change what a scan finds.
+    pub fn is_relevant(&self, change: &Change) -> bool {
+        change.kind == ChangeKind::Overflow
+            || change.paths.iter().any(|path| self.path_matters(path))
     }
 
     fn path_matters(&self, path: &Path) -> bool {
@@ -160,11 +154,8 @@ impl Plan {
 /// Watches for changes and asks `registry` for refreshes until the task is
 /// aborted. Returns early (after logging why) if no watcher can be created.
 pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
-    let (events, mut incoming) = mpsc::unbounded_channel();
-    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let _ = events.send(event);
-    });
-    let watcher = match watcher {
+    let (changes, mut incoming) = mpsc::unbounded_channel();
+    let watcher = match PlatformWatcher::new(changes) {
         Ok(watcher) => Arc::new(Mutex::new(watcher)),
         Err(err) => {
             tracing::warn!(
@@ -185,24 +176,13 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
 
     loop {
         tokio::select! {
-            event = incoming.recv() => {
-                let Some(event) = event else { return };
-                let relevant = match &event {
-                    Ok(event) => {
-                        state.forget_removed(event);
-                        plan.is_relevant(event)
-                    }
-                    Err(err) => {
-                        tracing::debug!("watch error: {err}");
-                        true
-                    }
-                };
-                if !relevant {
+            change = incoming.recv() => {
+                let Some(change) = change else { return };
+                state.forget_removed(&change);
+                if !plan.is_relevant(&change) {
                     continue;
                 }
-                if let Ok(event) = &event {
-                    tracing::debug!(kind = ?event.kind, paths = ?event.paths, "change detected");
-                }
+                tracing::debug!(kind = ?change.kind, paths = ?change.paths, "change detected");
                 if !debounce(&mut incoming, &mut state).await {
                     return;
                 }
@@ -238,18 +218,13 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
 /// Waits until events stop for [`DEBOUNCE`] (at most [`MAX_DELAY`]), letting
 /// `state` see each of them (a folder removed during the burst must be
 /// forgotten too). Returns false when the event channel closed.
-async fn debounce(
-    incoming: &mut mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
-    state: &mut Watched,
-) -> bool {
+async fn debounce(incoming: &mut mpsc::UnboundedReceiver<Change>, state: &mut Watched) -> bool {
     let give_up = Instant::now() + MAX_DELAY;
     loop {
         let quiet_until = (Instant::now() + DEBOUNCE).min(give_up);
         match tokio::time::timeout_at(quiet_until, incoming.recv()).await {
-            Ok(Some(event)) => {
-                if let Ok(event) = &event {
-                    state.forget_removed(event);
-                }
+            Ok(Some(change)) => {
+                state.forget_removed(&change);
                 if Instant::now() >= give_up {
                     return true;
                 }
@@ -280,15 +255,11 @@ impl Watched {
     /// it, and so did every other path to the same folder; a path renamed
     /// over (a symlink re-pointed) may lead elsewhere now. Marks them all
     /// stale, so that the next re-arm watches whatever is there now.
-    fn forget_removed(&mut self, event: &notify::Event) {
-        let gone = matches!(
-            event.kind,
-            EventKind::Remove(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
-        );
-        if !gone {
+    fn forget_removed(&mut self, change: &Change) {
+        if change.kind != ChangeKind::Removed {
             return;
         }
-        for path in &event.paths {
+        for path in &change.paths {
             self.failed.remove(path.as_path());
             if let Some((path, id)) = self.ok.remove_entry(path.as_path()) {
                 self.stale.insert(path);
@@ -320,7 +291,7 @@ impl Watched {
 /// thousands of them belong on a blocking thread, not on the executor.
 async fn rearm(
     registry: &Arc<Registry>,
-    watcher: &Arc<Mutex<notify::RecommendedWatcher>>,
+    watcher: &Arc<Mutex<PlatformWatcher>>,
     state: &mut Watched,
     interval: Option<Duration>,
 ) -> (Plan, bool) {
@@ -384,7 +355,7 @@ impl Watched {
 
 impl Changes {
     /// Applies the changes.
-    fn apply(self, watcher: &Mutex<notify::RecommendedWatcher>, fallback: &str) -> Applied {
+    fn apply(self, watcher: &Mutex<PlatformWatcher>, fallback: &str) -> Applied {
         let mut applied = Applied::default();
         if self.add.is_empty() && self.unwatch.is_empty() {
             return applied;
@@ -393,8 +364,7 @@ impl Changes {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for dir in &self.unwatch {
-            // The directory may be gone already, which removed the watch.
-            let _ = watcher.unwatch(dir);
+            watcher.unwatch(dir);
         }
         let Applied { added, failed } = &mut applied;
         for dir in self.add {
@@ -402,7 +372,7 @@ impl Changes {
                 Ok(id) => added.push((dir, id)),
                 // Gone since the scan: not a lasting failure. If it comes
                 // back, its parent's event leads to a refresh and a new try.
-                Err(err) if is_missing(&err) => {}
+                Err(WatchError::Missing) => {}
                 Err(err) => {
                     if failed.is_empty() {
                         tracing::warn!("cannot watch {}: {err}; {fallback}", dir.display());
@@ -429,13 +399,10 @@ struct Applied {
 
 /// Watches `dir`; returns what the path leads to now, to recognise aliases
 /// later.
-fn watch_one(
-    watcher: &mut notify::RecommendedWatcher,
-    dir: &Path,
-) -> Result<FileId, notify::Error> {
-    let id = identity(&std::fs::metadata(dir).map_err(notify::Error::io)?);
-    watcher.watch(dir, RecursiveMode::NonRecursive)?;
-    Ok(id)
+fn watch_one(watcher: &mut PlatformWatcher, dir: &Path) -> Result<FileId, WatchError> {
+    let meta = std::fs::metadata(dir).map_err(|_| WatchError::Missing)?;
+    watcher.watch(dir)?;
+    Ok(identity(&meta))
 }
 
 #[cfg(unix)]
@@ -450,14 +417,6 @@ fn identity(_meta: &std::fs::Metadata) -> FileId {
     FileId::unique()
 }
 
-fn is_missing(err: &notify::Error) -> bool {
-    match &err.kind {
-        notify::ErrorKind::PathNotFound => true,
-        notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::NotFound,
-        _ => false,
-    }
-}
-
 fn fallback(interval: Option<Duration>) -> String {
     match interval {
         Some(every) => format!("changes are still picked up every {} s", every.as_secs()),
@@ -469,10 +428,12 @@ fn fallback(interval: Option<Duration>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{AccessKind, CreateKind, ModifyKind};
 
-    fn event(kind: EventKind, path: &str) -> notify::Event {
-        notify::Event::new(kind).add_path(PathBuf::from(path))
+    fn event(kind: ChangeKind, path: &str) -> Change {
+        Change {
+            kind,
+            paths: vec![PathBuf::from(path)],
+        }
     }
 
     fn plan() -> Plan {
@@ -487,46 +448,34 @@ mod tests {
 
     #[test]
     fn changes_in_listed_dirs_matter() {
-        assert!(plan().is_relevant(&event(EventKind::Create(CreateKind::Folder), "/root/new")));
+        assert!(plan().is_relevant(&event(ChangeKind::Modified, "/root/new")));
     }
 
     #[test]
     fn only_skill_md_matters_in_a_skill_folder() {
         let plan = plan();
-        assert!(plan.is_relevant(&event(
-            EventKind::Modify(ModifyKind::Any),
-            "/root/pdf/SKILL.md"
-        )));
-        assert!(!plan.is_relevant(&event(
-            EventKind::Modify(ModifyKind::Any),
-            "/root/pdf/notes.txt"
-        )));
+        assert!(plan.is_relevant(&event(ChangeKind::Modified, "/root/pdf/SKILL.md")));
+        assert!(!plan.is_relevant(&event(ChangeKind::Modified, "/root/pdf/notes.txt")));
     }
 
     #[test]
-    fn reads_never_matter() {
-        let read = EventKind::Access(AccessKind::Open(notify::event::AccessMode::Read));
-        assert!(!plan().is_relevant(&event(read, "/root/pdf/SKILL.md")));
+    fn an_overflow_always_matters() {
+        let overflow = Change {
+            kind: ChangeKind::Overflow,
+            paths: Vec::new(),
+        };
+        assert!(plan().is_relevant(&overflow));
     }
 
     #[test]
     fn ancestors_of_missing_roots_matter_other_siblings_do_not() {
         let plan = plan();
-        assert!(plan.is_relevant(&event(
-            EventKind::Create(CreateKind::Folder),
-            "/home/.claude"
-        )));
-        assert!(!plan.is_relevant(&event(
-            EventKind::Modify(ModifyKind::Any),
-            "/home/.bash_history"
-        )));
+        assert!(plan.is_relevant(&event(ChangeKind::Modified, "/home/.claude")));
+        assert!(!plan.is_relevant(&event(ChangeKind::Modified, "/home/.bash_history")));
     }
 
     #[test]
     fn a_watched_directory_itself_matters() {
-        assert!(plan().is_relevant(&event(
-            EventKind::Remove(notify::event::RemoveKind::Folder),
-            "/root/pdf"
-        )));
+        assert!(plan().is_relevant(&event(ChangeKind::Removed, "/root/pdf")));
     }
 }

@@ -81,7 +81,7 @@ async fn add_modify_delete(server: &mut Server, fixture: &Fixture) {
 
     // Modify the description.
     drain(server, Duration::from_millis(300)).await;
-    fixture.write(
+    fixture.replace(
         "skills/beta/SKILL.md",
         &skill("beta", "Edited while running."),
     );
@@ -141,7 +141,7 @@ async fn a_folder_deleted_and_created_again_is_watched_again() {
     drain(&mut server, Duration::from_millis(500)).await;
     assert!(server.description().await.contains("- alpha: Version two."));
     // The new folder is watched: editing it is seen too.
-    fixture.write("skills/alpha/SKILL.md", &skill("alpha", "Version three."));
+    fixture.replace("skills/alpha/SKILL.md", &skill("alpha", "Version three."));
     assert!(
         notified(&mut server, NOTIFY_WITHIN).await,
         "the recreated folder is watched"
@@ -183,7 +183,7 @@ async fn removing_one_path_to_a_folder_keeps_the_other_watched() {
     std::fs::remove_file(fixture.path("skills/alias")).unwrap();
     // The list does not change (the alias was loaded once), the watch set does.
     server.stderr().wait_for("watch set updated", 1).await;
-    fixture.write(
+    fixture.replace(
         "skills/alpha/SKILL.md",
         &skill("alpha-renamed", "Still watched."),
     );
@@ -241,7 +241,7 @@ async fn a_symlinked_root_pointed_elsewhere_is_followed() {
 
     // The new target is watched.
     server.stderr().wait_for("watch set updated", 1).await;
-    fixture.write(
+    fixture.replace(
         "v2/two/SKILL.md",
         &skill("two", "Edited in the new target."),
     );
@@ -287,12 +287,9 @@ async fn idle_refreshes_and_a_touch_that_changes_nothing_send_no_notification() 
     assert!(!notified(&mut server, Duration::from_millis(2500)).await);
     // The body changed but not the frontmatter: no notification, but calls
     // see the new body at once (it is read at call time).
-    // Saved atomically, the way editors do: a plain write would let an interval
-    // rescan catch the file truncated (empty) between two system calls.
-    let path = fixture.path("skills/alpha/SKILL.md");
+    // Saved atomically, the way editors do.
     let edited = skill("alpha", "The first skill.").replace("Body of alpha.", "New body.");
-    let temporary = fixture.write("skills/alpha/.SKILL.md.tmp", &edited);
-    std::fs::rename(&temporary, &path).unwrap();
+    fixture.replace("skills/alpha/SKILL.md", &edited);
     assert!(text(&server.call("alpha").await).ends_with("New body.\n"));
     assert!(!notified(&mut server, Duration::from_millis(1500)).await);
     server.stop().await;

@@ -69,6 +69,22 @@ impl Fixture {
         path
     }
 
+    /// Replaces the file at `relative` with `text` the way editors save: a
+    /// hidden temporary file renamed over it. A plain write truncates first,
+    /// and a rescan at that moment rightly sees an empty file.
+    pub fn replace(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let temporary = self.write(
+            &format!(
+                "{}/.{name}.tmp",
+                Path::new(relative).parent().unwrap().display()
+            ),
+            text,
+        );
+        std::fs::rename(temporary, path).unwrap();
+    }
+
     /// The binary with an environment that holds nothing from the real one:
     /// `HOME` is the fixture's home and the working directory its root.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
