@@ -9,6 +9,7 @@ pub mod config;
 pub mod contents;
 pub mod diagnostic;
 pub mod exit_codes;
+pub mod import;
 pub mod lint;
 pub mod parse;
 pub mod plugins;
