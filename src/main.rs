@@ -9,6 +9,7 @@ use skillserve::cli::{Cli, Command};
 use skillserve::commands;
 use skillserve::config::Env;
 use skillserve::exit_codes::ExitCode;
+use skillserve::import::{self, ImportError, invoke};
 use skillserve::registry;
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
@@ -88,6 +89,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let snapshot = registry::load(&config, &mut Cache::default(), None);
             commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
         }
+        Some(Command::Import(args)) => {
+            let options = args.options(&env)?;
+            match block_on(import::run(&options, &mut out))? {
+                Ok(code) => code,
+                Err(ImportError::Output(err)) => return Err(err.into()),
+                Err(err) => {
+                    out.flush()?;
+                    eprintln!("skillserve: {err}");
+                    err.exit_code()
+                }
+            }
+        }
+        Some(Command::Invoke(args)) => {
+            let options = args.options(&env)?;
+            let mut stdin = std::io::stdin().lock();
+            let mut stderr = std::io::stderr();
+            let result = block_on(invoke::run(&options, &mut stdin, &mut out, &mut stderr))?;
+            match result {
+                Ok(code) => code,
+                Err(invoke::InvokeError::Output(err)) => return Err(err.into()),
+                Err(err) => {
+                    eprintln!("skillserve: {err}");
+                    err.exit_code()
+                }
+            }
+        }
     };
     out.flush()?;
     Ok(code)
@@ -112,6 +139,19 @@ fn serve(
         }
     }
     Ok(ExitCode::Success)
+}
+
+/// Runs `future` (the `import` and `invoke` commands) on a current-thread
+/// runtime: their work is waiting on child processes, not computing.
+fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let output = runtime.block_on(future);
+    // Dropping the tasks left (a server that is still exiting, say) kills
+    // their processes; there is nothing to wait for.
+    runtime.shutdown_background();
+    Ok(output)
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC. `--log-level` wins over
