@@ -6,7 +6,8 @@
 //!   parameters, an output schema, annotations, a name that needs kebab-casing,
 //!   one that always answers `isError`), listed three per page;
 //! - `fail`: writes a message to stderr and exits 1 before `initialize`;
-//! - `hang`: never answers `initialize`;
+//! - `hang [PIDFILE]`: never answers `initialize` (and writes its process id
+//!   to PIDFILE, so that a test can check it was killed);
 //! - `from-file PATH`: serves the tools in the JSON file PATH (a list of MCP
 //!   tool objects), so that a test can change them between runs; every call
 //!   answers `called NAME`.
@@ -176,6 +177,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(1);
         }
         Some("hang") => {
+            if let Some(path) = args.get(1) {
+                std::fs::write(path, std::process::id().to_string())?;
+            }
             eprintln!("mcp-test-server: warming up, this takes forever");
             loop {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -185,7 +189,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let path = args.get(1).ok_or("from-file needs a PATH")?;
             serde_json::from_str(&std::fs::read_to_string(path)?)?
         }
-        _ => return Err("usage: mcp_test_server varied | fail | hang | from-file PATH".into()),
+        _ => {
+            return Err(
+                "usage: mcp_test_server varied | fail | hang [PIDFILE] | from-file PATH".into(),
+            );
+        }
     };
     let tools: Vec<Tool> = serde_json::from_value(tools)?;
     let running = TestServer { tools }.serve(rmcp::transport::stdio()).await?;

@@ -92,9 +92,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
             match block_on(import::run(&options, &mut out))? {
-                Ok(code) => code,
-                Err(ImportError::Output(err)) => return Err(err.into()),
-                Err(err) => {
+                None => ExitCode::Failure,
+                Some(Ok(code)) => code,
+                Some(Err(ImportError::Output(err))) => return Err(err.into()),
+                Some(Err(err)) => {
                     out.flush()?;
                     eprintln!("skillserve: {err}");
                     err.exit_code()
@@ -107,9 +108,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut stderr = std::io::stderr();
             let result = block_on(invoke::run(&options, &mut stdin, &mut out, &mut stderr))?;
             match result {
-                Ok(code) => code,
-                Err(invoke::InvokeError::Output(err)) => return Err(err.into()),
-                Err(err) => {
+                None => ExitCode::Failure,
+                Some(Ok(code)) => code,
+                Some(Err(invoke::InvokeError::Output(err))) => return Err(err.into()),
+                Some(Err(err)) => {
                     eprintln!("skillserve: {err}");
                     err.exit_code()
                 }
@@ -142,12 +144,31 @@ fn serve(
 }
 
 /// Runs `future` (the `import` and `invoke` commands) on a current-thread
-/// runtime: their work is waiting on child processes, not computing.
-fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
+/// runtime: their work is waiting on child processes, not computing. `None`
+/// when SIGINT or SIGTERM stopped it.
+fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Output>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let output = runtime.block_on(future);
+    let output = runtime.block_on(async {
+        tokio::select! {
+            output = future => Ok(output),
+            signal = server::shutdown_signal() => Err(signal),
+        }
+    });
+    let output = match output {
+        Ok(output) => Some(output),
+        Err(signal) => {
+            eprintln!("skillserve: stopped by {signal}");
+            // The servers run in process groups of their own, out of reach of
+            // the terminal's Ctrl-C; dropping the command killed them through
+            // rmcp's clean-up tasks, which need a moment on this runtime.
+            runtime.block_on(async {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            });
+            None
+        }
+    };
     // Dropping the tasks left (a server that is still exiting, say) kills
     // their processes; there is nothing to wait for.
     runtime.shutdown_background();

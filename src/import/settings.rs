@@ -119,12 +119,13 @@ impl Settings {
             path: path.to_owned(),
             problem: problem.to_owned(),
         };
-        let value: Value = serde_json::from_str(text).map_err(|e| SettingsError::Json {
+        let json_error = |e: serde_json::Error| SettingsError::Json {
             path: path.to_owned(),
             message: json_message(&e),
             line: e.line(),
             column: e.column(),
-        })?;
+        };
+        let value: Value = serde_json::from_str(text).map_err(json_error)?;
         let Value::Object(top) = &value else {
             return Err(shape(&format!(
                 "the top level must be an object with `mcpServers`, not {}",
@@ -154,12 +155,7 @@ impl Settings {
         }
         // `Value` sorts object keys; read the servers a second time to keep
         // the order the file gives them, which is the order of the output.
-        let ordered: OrderProbe = serde_json::from_str(text).map_err(|e| SettingsError::Json {
-            path: path.to_owned(),
-            message: json_message(&e),
-            line: e.line(),
-            column: e.column(),
-        })?;
+        let ordered: OrderProbe = serde_json::from_str(text).map_err(json_error)?;
         let servers = ordered
             .servers
             .0

@@ -11,15 +11,19 @@ use serde_json::{Value, json};
 
 use crate::common::{BIN, Fixture, Output, text};
 
-/// The test server, next to the binary under test.
+/// The test server, next to the binary under test. A plain `cargo test`
+/// builds examples; `cargo test --test it` does not, so a missing or stale one
+/// is said plainly rather than tested.
 fn test_server() -> String {
     let path: PathBuf = Path::new(BIN)
         .parent()
         .expect("the binary has a folder")
         .join("examples/mcp_test_server");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mcp_test_server.rs");
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
     assert!(
-        path.exists(),
-        "{} is missing; `cargo test` builds it (or `cargo build --examples`)",
+        modified(&path) >= modified(&source),
+        "{} is missing or older than its source; run `cargo build --examples` (a plain `cargo test` does)",
         path.display()
     );
     path.to_string_lossy().into_owned()
@@ -444,7 +448,7 @@ fn failing_and_hanging_servers_are_reported_and_the_others_go_on() {
         ],
     );
     let started = Instant::now();
-    let out = import(&fixture, &["--timeout", "1"]);
+    let out = import(&fixture, &["--timeout", "2"]);
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -458,7 +462,7 @@ Generated 9 skills from 2 servers
   failed broken: exited (or closed its stdout) before answering `initialize`
     mcp-test-server: starting
     fatal: cannot open database /nowhere/db.sqlite
-  failed slow: did not answer `initialize` within 1 s (--timeout sets the limit)
+  failed slow: did not answer `initialize` within 2 s (--timeout sets the limit)
     mcp-test-server: warming up, this takes forever
   failed ghost: cannot start `<T>/no-such-server`: No such file or directory (os error 2)
 "
@@ -467,7 +471,7 @@ Generated 9 skills from 2 servers
 
     // A server that worked before and fails now keeps its skills.
     std::fs::remove_file(&path).unwrap();
-    let out = import(&fixture, &["--timeout", "1"]);
+    let out = import(&fixture, &["--timeout", "2"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         out.stdout.contains(
@@ -482,6 +486,66 @@ Generated 9 skills from 2 servers
         lock(&fixture)["servers"]["files"]["skills"],
         json!(["files-kept"])
     );
+}
+
+/// Waits until process `pid` is gone (or a zombie waiting for init).
+#[cfg(target_os = "linux")]
+fn assert_ends(pid: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the command name in parentheses.
+        let state = state.rsplit(')').next().unwrap_or("").trim_start();
+        if state.is_empty() || state.starts_with('Z') {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} still runs: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A server that hangs is killed when its time is up, and when `import` is
+/// stopped by a signal (the servers have process groups of their own, so a
+/// terminal's Ctrl-C does not reach them).
+#[cfg(target_os = "linux")]
+#[test]
+fn hanging_servers_are_killed_on_timeout_and_on_signals() {
+    let fixture = Fixture::empty();
+    let pidfile = fixture.path("pid");
+    settings(
+        &fixture,
+        &[("slow", server(&["hang", pidfile.to_str().unwrap()]))],
+    );
+    let out = import(&fixture, &["--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_ends(&std::fs::read_to_string(&pidfile).unwrap());
+
+    std::fs::remove_file(&pidfile).unwrap();
+    let mut child = fixture
+        .command(&["import", "--mcp-settings", "mcp.json", "--timeout", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the server starts");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) with the pid of a child we spawned and a valid signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.ends_with("skillserve: stopped by SIGTERM\n"),
+        "{stderr}"
+    );
+    assert_ends(&std::fs::read_to_string(&pidfile).unwrap());
 }
 
 #[test]
