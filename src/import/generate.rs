@@ -645,6 +645,30 @@ mod tests {
     }
 
     #[test]
+    fn hostile_tool_text_still_gives_a_clean_frontmatter() {
+        let nasty = "x: \"y\" #z\n---\nname: evil\u{7f}\u{85}\u{fffe}\u{2028}' \\ \u{1b}[31m";
+        let mut tool = tool(
+            nasty,
+            Some(&format!("{nasty}. {}", "long ".repeat(300))),
+            json!({}),
+        );
+        tool.title = Some(nasty.to_owned());
+        let text = skill_md("safe-name", nasty, &tool, Path::new("/s/it's.json"));
+        let parsed = crate::parse::parse_text(&text, "safe-name").expect("the frontmatter parses");
+        assert!(parsed.findings.is_empty(), "{:?}", parsed.findings);
+        assert_eq!(parsed.name, "safe-name");
+        assert!(parsed.description_chars <= MAX_DESCRIPTION_CHARS);
+        let metadata = &parsed.fields["metadata"];
+        assert_eq!(metadata["mcp-server"], nasty);
+        assert_eq!(metadata["mcp-tool"], nasty);
+        assert_eq!(metadata["generated-by"], GENERATED_BY);
+        assert!(
+            text.contains("--mcp-settings '/s/it'\\''s.json' "),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn shell_words_are_quoted_when_needed() {
         assert_eq!(shell_word("github"), "github");
         assert_eq!(shell_word("my server"), "'my server'");

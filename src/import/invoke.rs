@@ -147,8 +147,11 @@ pub async fn run(
         .await
     {
         Ok(result) => {
+            // The result first: a server may take seconds to exit.
+            let code = write_result(&result, options.json, out, err)?;
+            out.flush()?;
             connection.close().await;
-            Ok(write_result(&result, options.json, out, err)?)
+            Ok(code)
         }
         Err(ServerError::Rpc { message, .. }) => {
             writeln!(err, "skillserve: {}", crate::commands::printable(&message))?;
@@ -192,10 +195,12 @@ pub fn parse_arguments(text: &str) -> Result<JsonObject, InvokeError> {
 }
 
 fn write_failure(err: &mut dyn Write, server: &str, failure: &Failure) -> io::Result<()> {
+    let printable = crate::commands::printable;
     writeln!(
         err,
-        "skillserve: {}: {failure}",
-        crate::commands::printable(server)
+        "skillserve: {}: {}",
+        printable(server),
+        printable(&failure.to_string())
     )?;
     client::write_indented(err, "  ", &failure.stderr)
 }

@@ -128,10 +128,11 @@ struct Plan {
 pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCode, ImportError> {
     let settings = Settings::load(&options.settings)?;
     let dir = &options.output_dir;
-    std::fs::create_dir_all(dir).map_err(|source| ImportError::OutputDir {
+    let output_dir_error = |source| ImportError::OutputDir {
         path: dir.clone(),
         source,
-    })?;
+    };
+    std::fs::create_dir_all(dir).map_err(output_dir_error)?;
     let old = Lock::read(dir)?.unwrap_or_else(|| Lock::new(&settings.path));
 
     let outcomes: Vec<Outcome> = futures::stream::iter(&settings.servers)
@@ -140,67 +141,25 @@ pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCod
         .collect()
         .await;
 
-    let owned = survey(dir).map_err(|source| ImportError::OutputDir {
-        path: dir.clone(),
-        source,
-    })?;
-    // Names not free for new skills: whatever is in the folder that import did
-    // not write, and the skills that failed servers keep.
-    let mut taken: HashSet<String> = owned.foreign.clone();
-    let mut new_lock = Lock::new(&settings.path);
-    for (entry, outcome) in settings.servers.iter().zip(&outcomes) {
-        if let (Outcome::Failed(_) | Outcome::Unusable(_), Some(kept)) =
-            (outcome, old.servers.get(&entry.name))
-        {
-            taken.extend(kept.skills.iter().cloned());
-            new_lock.servers.insert(entry.name.clone(), kept.clone());
-        }
-    }
-
-    let mut plans: BTreeMap<usize, Plan> = BTreeMap::new();
-    for (index, (entry, outcome)) in settings.servers.iter().zip(outcomes.iter()).enumerate() {
-        let Outcome::Listed(tools) = outcome else {
-            continue;
-        };
-        // The skills' `invoke` lines name the settings file: another file
-        // means new text for every skill.
-        let refresh = options.force_refresh || old.settings != settings.path;
-        let plan = plan(entry, tools.clone(), &mut taken, &old, &owned, refresh);
-        new_lock.servers.insert(
-            entry.name.clone(),
-            ServerLock {
-                sha256: plan.sha256.clone(),
-                skills: plan.names.clone(),
-            },
-        );
-        plans.insert(index, plan);
-    }
+    let owned = survey(dir).map_err(output_dir_error)?;
+    // The skills' `invoke` lines name the settings file: another file means
+    // new text for every skill.
+    let refresh = options.force_refresh || old.settings != settings.path;
+    let (plans, new_lock) = plan_all(&settings, &outcomes, &old, &owned, refresh);
 
     let (mut skills_written, mut servers_written) = (0, 0);
-    for (index, plan) in &plans {
-        if plan.unchanged {
+    for (entry, plan) in settings.servers.iter().zip(&plans) {
+        let Some(plan) = plan.as_ref().filter(|plan| !plan.unchanged) else {
             continue;
-        }
-        let server = &settings.servers[*index].name;
+        };
         for (tool, name) in plan.tools.iter().zip(&plan.names) {
-            let text = generate::skill_md(name, server, tool, &settings.path);
+            let text = generate::skill_md(name, &entry.name, tool, &settings.path);
             write_skill(&dir.join(name), &text)?;
         }
         skills_written += plan.tools.len();
         servers_written += 1;
     }
-
-    let keep: HashSet<&String> = new_lock.servers.values().flat_map(|s| &s.skills).collect();
-    let mut removed: BTreeMap<&str, Vec<Removed>> = BTreeMap::new();
-    for (server, entry) in &old.servers {
-        for folder in entry.skills.iter().filter(|f| !keep.contains(f)) {
-            if !owned.generated.contains(folder) {
-                continue;
-            }
-            let gone = remove_skill(dir, folder)?;
-            removed.entry(server.as_str()).or_default().push(gone);
-        }
-    }
+    let removed = remove_stale(dir, &old, &new_lock, &owned)?;
     new_lock.write(dir)?;
 
     writeln!(
@@ -209,55 +168,135 @@ pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCod
         crate::commands::plural(skills_written),
         crate::commands::plural(servers_written)
     )?;
+    let failed = report(out, &settings, &outcomes, &plans, removed)?;
+    Ok(if failed {
+        ExitCode::Failure
+    } else {
+        ExitCode::Success
+    })
+}
+
+/// The plan of each server (`None` unless it was listed), in settings order,
+/// and the lock that results.
+fn plan_all(
+    settings: &Settings,
+    outcomes: &[Outcome],
+    old: &Lock,
+    owned: &Survey,
+    refresh: bool,
+) -> (Vec<Option<Plan>>, Lock) {
+    // Names not free for new skills: whatever is in the folder that import did
+    // not write, and the skills that failed servers keep.
+    let mut taken: HashSet<String> = owned.foreign.clone();
+    let mut lock = Lock::new(&settings.path);
+    for (entry, outcome) in settings.servers.iter().zip(outcomes) {
+        if let (Outcome::Failed(_) | Outcome::Unusable(_), Some(kept)) =
+            (outcome, old.servers.get(&entry.name))
+        {
+            taken.extend(kept.skills.iter().cloned());
+            lock.servers.insert(entry.name.clone(), kept.clone());
+        }
+    }
+    let plans = settings
+        .servers
+        .iter()
+        .zip(outcomes)
+        .map(|(entry, outcome)| {
+            let Outcome::Listed(tools) = outcome else {
+                return None;
+            };
+            let plan = plan(entry, tools.clone(), &mut taken, old, owned, refresh);
+            lock.servers.insert(
+                entry.name.clone(),
+                ServerLock {
+                    sha256: plan.sha256.clone(),
+                    skills: plan.names.clone(),
+                },
+            );
+            Some(plan)
+        })
+        .collect();
+    (plans, lock)
+}
+
+/// Removes the skills the old lock lists and the new one does not (when
+/// import wrote them), by the server they belonged to.
+fn remove_stale(
+    dir: &Path,
+    old: &Lock,
+    new: &Lock,
+    owned: &Survey,
+) -> Result<BTreeMap<String, Vec<Removed>>, ImportError> {
+    let keep: HashSet<&String> = new.servers.values().flat_map(|s| &s.skills).collect();
+    let mut removed: BTreeMap<String, Vec<Removed>> = BTreeMap::new();
+    for (server, entry) in &old.servers {
+        let stale = entry
+            .skills
+            .iter()
+            .filter(|folder| !keep.contains(folder) && owned.generated.contains(*folder));
+        for folder in stale {
+            let gone = remove_skill(dir, folder)?;
+            removed.entry(server.clone()).or_default().push(gone);
+        }
+    }
+    Ok(removed)
+}
+
+/// The lines after the summary, server by server in settings order; returns
+/// whether a server failed.
+fn report(
+    out: &mut dyn Write,
+    settings: &Settings,
+    outcomes: &[Outcome],
+    plans: &[Option<Plan>],
+    mut removed: BTreeMap<String, Vec<Removed>>,
+) -> io::Result<bool> {
     let mut failed = false;
-    for (index, (entry, outcome)) in settings.servers.iter().zip(&outcomes).enumerate() {
-        let name = crate::commands::printable(&entry.name);
+    for ((entry, outcome), plan) in settings.servers.iter().zip(outcomes).zip(plans) {
+        // Names and messages come from files and servers: keep them from
+        // driving the terminal.
+        let printable = crate::commands::printable;
+        let name = printable(&entry.name);
         let mut reason = "tool gone";
-        match outcome {
-            Outcome::Listed(_) => {
-                if let Some(plan) = plans.get(&index) {
-                    if plan.unchanged {
-                        writeln!(
-                            out,
-                            "  skipped {name} (unchanged; --force-refresh regenerates)"
-                        )?;
-                    } else {
-                        for (new, base) in &plan.renamed {
-                            writeln!(out, "  renamed {new} (name collision: {base} is taken)")?;
-                        }
-                    }
+        match (outcome, plan) {
+            (_, Some(plan)) if plan.unchanged => {
+                writeln!(
+                    out,
+                    "  skipped {name} (unchanged; --force-refresh regenerates)"
+                )?;
+            }
+            (_, Some(plan)) => {
+                for (new, base) in &plan.renamed {
+                    writeln!(out, "  renamed {new} (name collision: {base} is taken)")?;
                 }
             }
-            Outcome::Disabled => {
+            (Outcome::Disabled, _) => {
                 writeln!(out, "  disabled {name} (not started)")?;
                 reason = "server disabled";
             }
-            Outcome::NotStdio => {
+            (Outcome::NotStdio, _) => {
                 writeln!(out, "  skipped {name} (only stdio servers can be imported)")?;
                 reason = "not a stdio server";
             }
-            Outcome::Failed(failure) => {
+            (Outcome::Failed(failure), _) => {
                 failed = true;
-                writeln!(out, "  failed {name}: {failure}")?;
+                writeln!(out, "  failed {name}: {}", printable(&failure.to_string()))?;
                 client::write_indented(out, "    ", &failure.stderr)?;
             }
-            Outcome::Unusable(problem) => {
+            (Outcome::Unusable(problem), _) => {
                 failed = true;
-                writeln!(out, "  failed {name}: {problem}")?;
+                writeln!(out, "  failed {name}: {}", printable(problem))?;
             }
+            (Outcome::Listed(_), None) => {}
         }
-        for gone in removed.remove(entry.name.as_str()).unwrap_or_default() {
+        for gone in removed.remove(&entry.name).unwrap_or_default() {
             gone.report(out, reason)?;
         }
     }
     for gone in removed.into_values().flatten() {
         gone.report(out, "server gone")?;
     }
-    Ok(if failed {
-        ExitCode::Failure
-    } else {
-        ExitCode::Success
-    })
+    Ok(failed)
 }
 
 /// Starts the server of `entry` and lists its tools.
