@@ -547,6 +547,31 @@ mod tests {
     }
 
     #[test]
+    fn import_paths_expand_and_default_to_the_current_directory() {
+        let Some(Command::Import(args)) =
+            parse(&["import", "--mcp-settings", "~/mcp.json"]).command
+        else {
+            panic!("import parses")
+        };
+        let options = args.options(&env()).unwrap();
+        assert_eq!(options.settings, PathBuf::from("/home/u/mcp.json"));
+        assert_eq!(options.output_dir, PathBuf::from("/work/mcp-skills"));
+        assert_eq!(options.timeout, Duration::from_secs(DEFAULT_TIMEOUT_SECS));
+        assert!(!options.force_refresh);
+        assert!(
+            Cli::try_parse_from([
+                "skillserve",
+                "import",
+                "--mcp-settings",
+                "m",
+                "--timeout",
+                "0"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
             home: None,
