@@ -11,9 +11,13 @@ use crate::config::{
     Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
     MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
 };
+use crate::import::invoke::InvokeOptions;
+use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
 
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
 const MAX_REFRESH_SECS: u64 = 86_400;
+/// A day, for `--timeout` of `import` and `invoke`: a call may take long.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 const ABOUT: &str = "Serve your Agent Skills (SKILL.md folders) to any MCP client over stdio.";
 
@@ -45,7 +49,11 @@ Examples:
   skillserve list                     what the server would offer here
   skillserve show pdf                 exactly what a `skill` call with \"pdf\" returns
   skillserve check                    find broken or shadowed skills
-  skillserve --skills-dir ~/my-skills serve an extra folder (first in precedence)";
+  skillserve --skills-dir ~/my-skills serve an extra folder (first in precedence)
+  skillserve import --mcp-settings ~/.cursor/mcp.json
+                                      one skill per tool of your MCP servers, in ./mcp-skills
+  skillserve invoke --mcp-settings ~/.cursor/mcp.json github search_code '{\"q\": \"x\"}'
+                                      call one of those tools from a shell";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -91,6 +99,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write one skill per tool of the MCP servers in a settings file (exit 1 when a server fails).
+    Import(ImportArgs),
+    /// Call a tool of an MCP server in a settings file and print its result (exit 1 on error).
+    Invoke(InvokeArgs),
 }
 
 impl Command {
@@ -100,6 +112,8 @@ impl Command {
             Command::List { .. } => Some("list"),
             Command::Show { .. } => Some("show"),
             Command::Check { .. } => Some("check"),
+            Command::Import(_) => Some("import"),
+            Command::Invoke(_) => Some("invoke"),
         }
     }
 }
@@ -151,6 +165,81 @@ pub struct ServeArgs {
     /// Maximum characters of the `skill` tool description [default: 8000, minimum: 300].
     #[arg(long, value_name = "CHARS")]
     pub description_budget: Option<usize>,
+}
+
+/// Options of `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The MCP settings file: `{"mcpServers": {...}}` as Claude Desktop, Cursor and Claude Code write it.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_settings: String,
+
+    /// The folder to write the skills to (`~` and $VAR expand).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUTPUT_DIR)]
+    pub output_dir: String,
+
+    /// Also regenerate the skills of servers whose tools did not change.
+    #[arg(long)]
+    pub force_refresh: bool,
+
+    /// Seconds to wait for each server to start, and then for its list of tools.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    pub timeout: u64,
+}
+
+/// Options of `invoke`.
+#[derive(Debug, Args)]
+pub struct InvokeArgs {
+    /// The MCP settings file that defines SERVER.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_settings: String,
+
+    /// The server's name in the settings file.
+    pub server: String,
+
+    /// The tool to call.
+    pub tool: String,
+
+    /// The arguments, a JSON object; `-` reads them from stdin [default: {}].
+    pub json_args: Option<String>,
+
+    /// Print the whole result as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Seconds to wait for the server to start, and then for the result.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    pub timeout: u64,
+}
+
+impl ImportArgs {
+    /// The options of `import`: paths expanded and absolute.
+    pub fn options(&self, env: &Env) -> Result<ImportOptions, UsageError> {
+        Ok(ImportOptions {
+            settings: expand_path("--mcp-settings", &self.mcp_settings, env)?,
+            output_dir: expand_path("--output-dir", &self.output_dir, env)?,
+            force_refresh: self.force_refresh,
+            timeout: Duration::from_secs(self.timeout),
+            vars: env.vars.clone(),
+        })
+    }
+}
+
+impl InvokeArgs {
+    /// The options of `invoke`: the settings path expanded and absolute.
+    pub fn options(&self, env: &Env) -> Result<InvokeOptions, UsageError> {
+        Ok(InvokeOptions {
+            settings: expand_path("--mcp-settings", &self.mcp_settings, env)?,
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            arguments: self.json_args.clone().unwrap_or_default(),
+            json: self.json,
+            timeout: Duration::from_secs(self.timeout),
+            vars: env.vars.clone(),
+        })
+    }
 }
 
 /// A problem with the command line that stops start-up.
@@ -533,6 +622,31 @@ mod tests {
         assert!(parse(&[]).log_filter(&env).is_err());
         env.log_filter = Some("debug".into());
         assert_eq!(parse(&[]).log_filter(&env).unwrap(), "debug");
+    }
+
+    #[test]
+    fn import_paths_expand_and_default_to_the_current_directory() {
+        let Some(Command::Import(args)) =
+            parse(&["import", "--mcp-settings", "~/mcp.json"]).command
+        else {
+            panic!("import parses")
+        };
+        let options = args.options(&env()).unwrap();
+        assert_eq!(options.settings, PathBuf::from("/home/u/mcp.json"));
+        assert_eq!(options.output_dir, PathBuf::from("/work/mcp-skills"));
+        assert_eq!(options.timeout, Duration::from_secs(DEFAULT_TIMEOUT_SECS));
+        assert!(!options.force_refresh);
+        assert!(
+            Cli::try_parse_from([
+                "skillserve",
+                "import",
+                "--mcp-settings",
+                "m",
+                "--timeout",
+                "0"
+            ])
+            .is_err()
+        );
     }
 
     #[test]

@@ -136,7 +136,7 @@ fn cut(text: &str, max: usize) -> String {
 
 /// `text` with control characters escaped, so that a hostile file name cannot
 /// drive the terminal (escape sequences, bells, carriage returns).
-fn printable(text: &str) -> Cow<'_, str> {
+pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
@@ -151,7 +151,7 @@ fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

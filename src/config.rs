@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
@@ -75,19 +76,19 @@ pub struct Env {
     pub skills_dirs: Option<OsString>,
     /// `SKILLSERVE_LOG`, the log filter when `--log-level` is not given.
     pub log_filter: Option<String>,
-    /// Every variable, for expanding `$VAR` in paths.
-    pub vars: HashMap<OsString, OsString>,
+    /// Every variable, for expanding `$VAR` in paths and commands.
+    pub vars: Vars,
     pub cwd: PathBuf,
 }
 
 impl Env {
     /// Reads the process environment. Empty variables count as unset.
     pub fn from_process() -> std::io::Result<Env> {
-        let vars: HashMap<OsString, OsString> = std::env::vars_os().collect();
+        let vars = Vars(Arc::new(std::env::vars_os().collect()));
         let var = |name: &str| {
-            vars.get(OsStr::new(name))
+            vars.get(name)
                 .filter(|v| !v.is_empty())
-                .cloned()
+                .map(OsStr::to_os_string)
         };
         Ok(Env {
             home: home_dir_from(var("HOME"), var("USERPROFILE")),
@@ -105,7 +106,24 @@ impl Env {
 
     /// The variable `name`, if it is set (even to an empty value).
     pub fn var(&self, name: &str) -> Option<&OsStr> {
-        self.vars.get(OsStr::new(name)).map(OsString::as_os_str)
+        self.vars.get(name)
+    }
+}
+
+/// Every environment variable, shared.
+#[derive(Clone, Debug, Default)]
+pub struct Vars(Arc<HashMap<OsString, OsString>>);
+
+impl Vars {
+    /// The variable `name`, if it is set (even to an empty value).
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+
+    /// The variable `name` as text (lossily), if it is set.
+    pub fn lookup(&self, name: &str) -> Option<String> {
+        self.get(name)
+            .map(|value| value.to_string_lossy().into_owned())
     }
 }
 

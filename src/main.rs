@@ -9,6 +9,7 @@ use skillserve::cli::{Cli, Command, UsageError};
 use skillserve::commands;
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
+use skillserve::import::{self, ImportError, invoke};
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
 use skillserve::snapshot;
@@ -86,6 +87,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check { json }) => {
             commands::check(&load(), config.max_file_bytes, *json, &mut out)?
         }
+        Some(Command::Import(args)) => {
+            let options = args.options(&env)?;
+            match block_on(import::run(&options, &mut out))? {
+                None => ExitCode::Failure,
+                Some(Ok(code)) => code,
+                Some(Err(ImportError::Output(err))) => return Err(err.into()),
+                Some(Err(err)) => {
+                    out.flush()?;
+                    eprintln!("skillserve: {err}");
+                    err.exit_code()
+                }
+            }
+        }
+        Some(Command::Invoke(args)) => {
+            let options = args.options(&env)?;
+            let mut stdin = std::io::stdin().lock();
+            let mut stderr = std::io::stderr();
+            let result = block_on(invoke::run(&options, &mut stdin, &mut out, &mut stderr))?;
+            match result {
+                None => ExitCode::Failure,
+                Some(Ok(code)) => code,
+                Some(Err(invoke::InvokeError::Output(err))) => return Err(err.into()),
+                Some(Err(err)) => {
+                    eprintln!("skillserve: {err}");
+                    err.exit_code()
+                }
+            }
+        }
     };
     out.flush()?;
     Ok(code)
@@ -116,6 +145,37 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
         }
     }
     ExitCode::Success
+}
+
+/// Runs one `import` or `invoke` on a runtime of its own. `None` when SIGINT or
+/// SIGTERM stopped it (said on stderr).
+fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Output>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let output = runtime.block_on(async {
+        tokio::select! {
+            output = future => Ok(output),
+            signal = server::shutdown_signal() => Err(signal),
+        }
+    });
+    let output = match output {
+        Ok(output) => Some(output),
+        Err(signal) => {
+            eprintln!("skillserve: stopped by {signal}");
+            // The servers run in process groups of their own, out of reach of
+            // the terminal's Ctrl-C; dropping the command killed them through
+            // rmcp's clean-up tasks, which need a moment on this runtime.
+            runtime.block_on(async {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            });
+            None
+        }
+    };
+    // Dropping the tasks left (a server that is still exiting, say) kills
+    // their processes; there is nothing to wait for.
+    runtime.shutdown_background();
+    Ok(output)
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC.

@@ -145,7 +145,7 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
 }
 
 /// Resolves with the name of the first SIGINT or SIGTERM.
-async fn shutdown_signal() -> &'static str {
+pub async fn shutdown_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -8,6 +8,7 @@ mod common;
 
 mod cli;
 mod hostile;
+mod import;
 mod plugins;
 mod properties;
 mod refresh;
