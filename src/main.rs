@@ -138,6 +138,7 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
     std::mem::forget(runtime);
     match stopped {
         Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
+        Ok(Stop::StdoutClosed) => tracing::info!("client closed stdout; exiting"),
         Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
         Err(err) => {
             tracing::error!("{err:#}");

@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use crate::render;
 use crate::server::registry::Registry;
 use crate::server::rescan::Caller;
-use crate::server::stdin_filter;
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -158,21 +157,6 @@ impl ServerHandler for SkillServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // Params that were not an object at all (renamed by the stdin filter).
-        if request.method == stdin_filter::INVALID_PARAMS_METHOD {
-            let field = |name| {
-                let value = request.params.as_ref().and_then(|p| p.get(name));
-                value.and_then(Value::as_str).unwrap_or("?").to_owned()
-            };
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "invalid params for {}: {}",
-                    field("method"),
-                    field("problem")
-                ),
-                None,
-            ));
-        }
         let problem = match request.method.as_str() {
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
             "tools/list" => request.params_as::<PaginatedRequestParams>().err(),

@@ -3,14 +3,14 @@
 //! Everything that touches tokio, rmcp or notify lives in this folder: the
 //! handler (`handler`), the live registry and its refreshes (`registry`),
 //! rescans on a miss (`rescan`), the file watcher (`watch`, over the events
-//! of `events`) and the stdin filter (`stdin_filter`). This module runs them over stdio until the client
+//! of `events`) and the bounded stdio transport (`transport`). This module runs them over stdio until the client
 //! goes away or a signal arrives (behaviour.md §7).
 
 mod events;
 mod handler;
 mod registry;
 mod rescan;
-mod stdin_filter;
+mod transport;
 mod watch;
 
 use std::sync::Arc;
@@ -23,12 +23,15 @@ use crate::diagnostic::Severity;
 
 use handler::SkillServer;
 use registry::Registry;
+use transport::StdioTransport;
 
 /// Why the server stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// stdin closed: the client went away.
     Eof,
+    /// stdout closed: nobody reads the answers any more.
+    StdoutClosed,
     Signal(&'static str),
 }
 
@@ -47,12 +50,16 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     log_startup(&registry, &options, started.elapsed());
 
     let server = SkillServer::new(Arc::clone(&registry));
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (transport, closed) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {
-        running = server.serve(stdin_filter::pipes()) => match running {
+        running = server.serve(transport) => match running {
             Ok(running) => running,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(Stop::Eof),
+            Err(_) if closed.is_closed() => return Ok(Stop::StdoutClosed),
             Err(err) => return Err(anyhow::anyhow!("MCP handshake failed: {err}")),
         },
+        () = closed.wait() => return Ok(Stop::StdoutClosed),
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     // Background tasks run until the process exits (see `main`): tearing
@@ -73,6 +80,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
             quit?;
             Stop::Eof
         }
+        () = closed.wait() => Stop::StdoutClosed,
         signal = &mut shutdown => Stop::Signal(signal),
     };
     // Nothing to tear down: the process exits next, and dropping the

@@ -13,3 +13,4 @@ mod plugins;
 mod properties;
 mod refresh;
 mod server;
+mod trust;

@@ -400,3 +400,118 @@ pub fn raw_exchange(
     }
     (responses, child.wait().unwrap())
 }
+
+/// A client that speaks raw bytes to the server, for lines no SDK would send:
+/// a thread reads stdout line by line into a channel, so that reads can time
+/// out.
+pub struct Raw {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Raw {
+    /// Starts the server and completes the 2025-11-25 handshake.
+    pub fn start(mut command: std::process::Command) -> Raw {
+        let mut raw = Raw::spawn(&mut command);
+        raw.send_json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        );
+        let answer = raw
+            .next_message(Duration::from_secs(20))
+            .expect("initialize answered");
+        assert_eq!(answer["id"], "init", "{answer}");
+        raw.send_json(
+            &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        raw
+    }
+
+    /// Starts the server without a handshake.
+    pub fn spawn(command: &mut std::process::Command) -> Raw {
+        use std::io::BufRead;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn skillserve");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Raw {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+        }
+    }
+
+    /// Writes `bytes` as they are (add the newline yourself).
+    pub fn send(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send_json(&mut self, message: &serde_json::Value) {
+        self.send(format!("{message}\n").as_bytes());
+    }
+
+    /// The next line on stdout, parsed (it must be JSON-RPC), or `None` when
+    /// nothing comes within `within`.
+    pub fn next_message(&mut self, within: Duration) -> Option<serde_json::Value> {
+        let line = self.lines.recv_timeout(within).ok()?;
+        let message: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        Some(message)
+    }
+
+    /// Closes stdin and waits (at most 10 s) for the exit.
+    pub fn finish(mut self) -> ExitStatus {
+        drop(self.stdin.take());
+        wait_for_exit(&mut self.child, Duration::from_secs(10)).expect("exits after stdin closes")
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The exit status, if the process exits within `within`.
+pub fn wait_for_exit(child: &mut std::process::Child, within: Duration) -> Option<ExitStatus> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Resident memory of a process in KiB (`VmRSS`).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
