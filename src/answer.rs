@@ -3,11 +3,14 @@
 //! prints exactly what a client receives. Rescanning on a miss is the
 //! server's business; this module does blocking I/O and nothing else.
 
+use std::sync::Arc;
+
 use crate::contents::Contents;
-use crate::disk::ReadError;
+use crate::disk::{self, ReadError};
+use crate::parse;
 use crate::render;
 use crate::resolve::{self, MAX_SUGGESTIONS, Resolution};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Skill, Snapshot};
 
 /// What a `skill` call with some name returns.
 #[derive(Debug)]
@@ -27,13 +30,16 @@ pub enum Answer {
         text: String,
         error: ReadError,
     },
+    /// No skill has the name, but a skill folder of that name has a
+    /// `SKILL.md` that could not be loaded (the scan said why).
+    Broken(String),
 }
 
 impl Answer {
     /// The text the model reads.
     pub fn text(&self) -> &str {
         match self {
-            Answer::Skill(text) | Answer::Ambiguous(text) => text,
+            Answer::Skill(text) | Answer::Ambiguous(text) | Answer::Broken(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
     }
@@ -45,7 +51,7 @@ impl Answer {
     /// The text the model reads, without copying it.
     pub fn into_text(self) -> String {
         match self {
-            Answer::Skill(text) | Answer::Ambiguous(text) => text,
+            Answer::Skill(text) | Answer::Ambiguous(text) | Answer::Broken(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
     }
@@ -55,7 +61,7 @@ impl Answer {
 /// `contents`.
 pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents) -> Answer {
     match resolve::resolve(snapshot, name) {
-        Resolution::Found(skill) => match contents.read(&skill.file) {
+        Resolution::Found(skill) => match read(skill, contents) {
             Ok(content) => Answer::Skill(render::loading(skill, &content)),
             // The folder may be gone too, or be a file now.
             Err(error) if error.is_gone() => {
@@ -68,8 +74,27 @@ pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents) -> Answer {
             },
         },
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => not_found(snapshot, name, None),
+        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
+            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
+            None => not_found(snapshot, name, None),
+        },
     }
+}
+
+/// The skill's text as it is now, held to the scan's rules again: the file
+/// may have been swapped (for a symlink out of the project, say) since.
+fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
+    if let Some(fence) = &skill.fence
+        && disk::stays_inside(&skill.file, fence).is_err()
+        && skill.file.exists()
+    {
+        return Err(ReadError::OutsideProject);
+    }
+    let text = contents.read(&skill.file)?;
+    if !parse::has_frontmatter(&text) {
+        return Err(ReadError::NoFrontmatter);
+    }
+    Ok(text)
 }
 
 /// "Not found" with suggestions; `vanished` names the skill whose file is gone

@@ -49,6 +49,7 @@ codes! {
     YamlRecovered = "yaml-recovered",
     FrontmatterMissing = "frontmatter-missing",
     NameFallback = "name-fallback",
+    NameControl = "name-control",
     DescriptionMissing = "description-missing",
     DescriptionNotText = "description-not-text",
     // Walking roots.
@@ -59,13 +60,14 @@ codes! {
     RootMissing = "root-missing",
     SkillMissing = "skill-missing",
     SymlinkLoop = "symlink-loop",
+    SymlinkOutsideProject = "symlink-outside-project",
+    PathUnusable = "path-unusable",
     WalkLimit = "walk-limit",
     DepthLimit = "depth-limit",
     SameFile = "same-file",
     // Names.
     Shadowed = "shadowed",
     // The Agent Skills rules `check` adds.
-    FrontmatterRequired = "frontmatter-required",
     DescriptionEmpty = "description-empty",
     NameMissing = "name-missing",
     NameInvalid = "name-invalid",

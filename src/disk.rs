@@ -152,6 +152,10 @@ impl Stamp {
 pub enum ReadError {
     #[error("not a regular file")]
     NotRegular,
+    #[error("it now leads outside the project (a symlink), so it is not read")]
+    OutsideProject,
+    #[error("it has no frontmatter any more, so it is not a skill")]
+    NoFrontmatter,
     #[error("file is {len} bytes, over the {max}-byte limit")]
     TooLarge { len: u64, max: u64 },
     #[error("not valid UTF-8 (line {line})")]
@@ -181,6 +185,16 @@ impl ReadError {
                 "SKILL.md is not a regular file (a directory, FIFO or device)",
                 "replace it with a regular Markdown file",
             ),
+            ReadError::OutsideProject => Finding::warning(
+                Code::SymlinkOutsideProject,
+                "SKILL.md leads outside the project through a symlink; it is not read",
+                "project skills may only link inside their repository",
+            ),
+            ReadError::NoFrontmatter => Finding::error(
+                Code::FrontmatterMissing,
+                "no YAML frontmatter, so this is not a skill",
+                "start the file with `---`, `name: ...`, `description: ...`, `---`",
+            ),
             ReadError::TooLarge { len, max } => Finding::error(
                 Code::FileTooLarge,
                 format!("file is {len} bytes, over the {max}-byte limit"),
@@ -198,6 +212,16 @@ impl ReadError {
                 "check the file's permissions",
             ),
         }
+    }
+}
+
+/// `Ok` when `path`, with every symlink resolved, lies inside `fence` (itself
+/// resolved). Otherwise where it leads, or the error that kept it from being
+/// resolved: not knowing where a link leads is no reason to follow it.
+pub fn stays_inside(path: &Path, fence: &Path) -> Result<(), io::Result<std::path::PathBuf>> {
+    match std::fs::canonicalize(path) {
+        Ok(target) if target.starts_with(fence) => Ok(()),
+        other => Err(other),
     }
 }
 

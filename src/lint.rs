@@ -60,7 +60,7 @@ pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
 fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
     let mut out = Vec::new();
     name(skill, &mut out);
-    frontmatter_and_description(skill, &mut out);
+    description(skill, &mut out);
     let fields = &skill.parsed.fields;
     compatibility(fields, &mut out);
     metadata(fields, &mut out);
@@ -84,7 +84,7 @@ fn name(skill: &Skill, out: &mut Vec<Finding>) {
             let namespaced = skill.plugin.is_some();
             out.extend(name_rules(&parsed.name, own_folder.as_deref(), namespaced));
         }
-        NameFrom::Folder if parsed.has_frontmatter => out.push(Finding::warning(
+        NameFrom::Folder => out.push(Finding::warning(
             Code::NameMissing,
             format!(
                 "no `name` (the spec requires one); '{}' is used",
@@ -92,23 +92,14 @@ fn name(skill: &Skill, out: &mut Vec<Finding>) {
             ),
             format!("add `name: {}`", parsed.name),
         )),
-        // Without frontmatter `frontmatter-required` says it all; an unusable
-        // name has its `name-fallback` warning.
-        NameFrom::Folder | NameFrom::Replaced => {}
+        // An unusable name has its `name-fallback` warning.
+        NameFrom::Replaced => {}
     }
 }
 
-fn frontmatter_and_description(skill: &Skill, out: &mut Vec<Finding>) {
-    let parsed = &skill.parsed;
-    if !parsed.has_frontmatter {
-        out.push(Finding::error(
-            Code::FrontmatterRequired,
-            "the spec requires YAML frontmatter with `name` and `description`",
-            "start the file with `---`, `name: ...`, `description: ...`, `---`",
-        ));
-    }
-    let chars = parsed.description_chars;
-    if parsed.has_frontmatter && chars == 0 {
+fn description(skill: &Skill, out: &mut Vec<Finding>) {
+    let chars = skill.parsed.description_chars;
+    if chars == 0 {
         out.push(Finding::error(
             Code::DescriptionEmpty,
             "`description` is missing, empty or not text; the spec requires 1 to 1024 characters",

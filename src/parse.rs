@@ -25,8 +25,6 @@ pub struct Parsed {
     pub name: String,
     /// Where `name` came from.
     pub name_from: NameFrom,
-    /// Whether the file starts with a frontmatter block.
-    pub has_frontmatter: bool,
     /// One line, whitespace collapsed; may be empty (with a warning).
     pub description: String,
     /// Every frontmatter key but `name` and `description` (kept above), as JSON
@@ -47,7 +45,7 @@ pub enum NameFrom {
     /// The folder name: the frontmatter has no `name`.
     Folder,
     /// The folder name, because the frontmatter `name` was unusable (empty, a
-    /// list, control characters); a `name-fallback` warning says so.
+    /// list); a `name-fallback` warning says so.
     Replaced,
 }
 
@@ -114,6 +112,13 @@ pub fn parse_text(text: &str, folder: &str) -> Result<Parsed, Finding> {
         Step::Done(result) => result,
         Step::NeedMore => unreachable!("a complete text never needs more input"),
     }
+}
+
+/// Whether a whole SKILL.md text starts with a frontmatter block: a file
+/// without one is not a skill (behaviour.md §12), also when it lost it after
+/// the scan.
+pub fn has_frontmatter(text: &str) -> bool {
+    matches!(split(text, true), Split::Found { .. })
 }
 
 /// The longest valid UTF-8 prefix of `buf`. An incomplete character at the end
@@ -187,29 +192,20 @@ fn split(text: &str, complete: bool) -> Split<'_> {
 /// description (from the body when the frontmatter has none).
 fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (yaml, body, mut findings) = match locate(text, complete) {
-        Located::Frontmatter { yaml, body } => (yaml, body, Vec::new()),
-        Located::Missing { body } => {
-            let warning = Finding::warning(
-                Code::FrontmatterMissing,
-                "no YAML frontmatter; using the folder name and the first paragraph",
-                "start the file with `---`, `name: ...`, `description: ...`, `---`",
-            );
-            ("", body, vec![warning])
-        }
+    let (yaml, body) = match locate(text, complete) {
+        Located::Frontmatter { yaml, body } => (yaml, body),
         Located::Done(step) => return step,
     };
-    let has_frontmatter = findings.is_empty();
-    let mut fields = match parse_yaml(yaml, YAML_FIRST_LINE) {
-        Ok((fields, repaired)) => {
-            findings.extend(repaired);
-            fields
-        }
+    let (mut fields, mut findings) = match parse_yaml(yaml, YAML_FIRST_LINE) {
+        Ok((fields, repaired)) => (fields, repaired.into_iter().collect()),
         Err(finding) => return Step::Done(Err(finding)),
     };
     // `name` and `description` are kept once, in their own fields: a map
     // holding either would cost a map node per skill (~600 bytes).
-    let (name, name_from) = take_name(&mut fields, folder, &mut findings);
+    let (name, name_from) = match take_name(&mut fields, folder, &mut findings) {
+        Ok(name) => name,
+        Err(finding) => return Step::Done(Err(finding)),
+    };
     let raw_description = fields.remove("description");
     if fields.is_empty() {
         // An emptied map still holds its node; most skills have no other keys.
@@ -220,23 +216,16 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         _ => 0,
     };
     let description = match description_or_body(raw_description, body, complete) {
-        Some(description) => description,
-        None => return Step::NeedMore,
-    };
-    let description = match description {
-        Description::Given(text) => text,
-        Description::FromBody { text, why } => {
-            // Without frontmatter, `frontmatter-missing` has said so already.
-            if has_frontmatter {
-                findings.push(why.finding(text.is_empty()));
-            }
+        Some(Description::Given(text)) => text,
+        Some(Description::FromBody { text, why }) => {
+            findings.push(why.finding(text.is_empty()));
             text
         }
+        None => return Step::NeedMore,
     };
     Step::Done(Ok(Parsed {
         name,
         name_from,
-        has_frontmatter,
         description,
         fields,
         description_chars,
@@ -248,9 +237,6 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
 enum Located<'a> {
     Frontmatter {
         yaml: &'a str,
-        body: &'a str,
-    },
-    Missing {
         body: &'a str,
     },
     /// Nothing more to do: an error, or more input needed.
@@ -274,28 +260,42 @@ fn locate(text: &str, complete: bool) -> Located<'_> {
                 "add frontmatter with `name` and `description`, then the instructions",
             ))))
         }
-        Split::Missing { body } => Located::Missing { body },
+        // Not a skill (behaviour.md §12): taking a name and a description from
+        // any file named SKILL.md would put the first lines of whatever it is
+        // into the tool description.
+        Split::Missing { .. } => Located::Done(Step::Done(Err(Finding::error(
+            Code::FrontmatterMissing,
+            "no YAML frontmatter, so this is not a skill",
+            "start the file with `---`, `name: ...`, `description: ...`, `---`",
+        )
+        .on_line(1)))),
     }
 }
 
 /// Removes `name` from `fields` and returns the skill's name and where it
-/// came from (the folder name when `name` is missing or unusable).
+/// came from (the folder name when `name` is missing or unusable). A name with
+/// a control character is an error: it would break the one-line listing.
 fn take_name(
     fields: &mut Map<String, Value>,
     folder: &str,
     findings: &mut Vec<Finding>,
-) -> (String, NameFrom) {
+) -> Result<(String, NameFrom), Finding> {
     let problem = match fields.remove("name").as_ref().map(scalar) {
-        None | Some(Scalar::Null) => return (folder.to_owned(), NameFrom::Folder),
+        None | Some(Scalar::Null) => return Ok((folder.to_owned(), NameFrom::Folder)),
         Some(Scalar::Text(name)) => {
             let name = name.trim();
-            if name.is_empty() {
-                "`name` is empty"
-            } else if name.chars().any(char::is_control) {
-                "`name` contains a line break or control character"
-            } else {
-                return (name.to_owned(), NameFrom::Frontmatter);
+            if name.chars().any(char::is_control) {
+                return Err(Finding::error(
+                    Code::NameControl,
+                    "`name` contains a line break or control character, so the skill is skipped",
+                    "set `name` to one line of plain text, e.g. `name: pdf-tools`",
+                )
+                .on_line(YAML_FIRST_LINE));
             }
+            if !name.is_empty() {
+                return Ok((name.to_owned(), NameFrom::Frontmatter));
+            }
+            "`name` is empty"
         }
         Some(Scalar::Structured) => "`name` is a list or map, not a string",
     };
@@ -304,7 +304,7 @@ fn take_name(
         format!("{problem}; using the folder name"),
         "set `name` to the skill's name, e.g. `name: pdf-tools`",
     ));
-    (folder.to_owned(), NameFrom::Replaced)
+    Ok((folder.to_owned(), NameFrom::Replaced))
 }
 
 /// A skill's description, and where it came from.
@@ -646,14 +646,15 @@ mod tests {
     }
 
     #[test]
-    fn no_frontmatter_uses_folder_and_paragraph() {
-        let p = parse("Just instructions.\n");
+    fn a_file_without_frontmatter_is_not_a_skill() {
+        // Whatever it is (a private key behind a symlink, say), none of its
+        // text becomes a name or a description.
+        let err = parse_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn...\n", "f").unwrap_err();
         assert_eq!(
-            (p.name.as_str(), p.description.as_str()),
-            ("folder", "Just instructions.")
+            (err.code, err.severity),
+            (Code::FrontmatterMissing, Severity::Error)
         );
-        assert_eq!(p.findings.len(), 1);
-        assert_eq!(p.findings[0].code, Code::FrontmatterMissing);
+        assert!(!err.message.contains("OPENSSH"));
     }
 
     #[test]
@@ -702,9 +703,11 @@ mod tests {
     }
 
     #[test]
-    fn control_characters_in_name_fall_back() {
-        let p = parse("---\nname: \"a\\u0007b\"\ndescription: d\n---\n");
-        assert_eq!(p.name, "folder");
+    fn control_characters_in_a_name_are_an_error() {
+        for name in ["\"a\\u0007b\"", "\"two\\nlines\""] {
+            let text = format!("---\nname: {name}\ndescription: d\n---\n");
+            assert_eq!(parse_text(&text, "f").unwrap_err().code, Code::NameControl);
+        }
     }
 
     #[test]

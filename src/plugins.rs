@@ -241,6 +241,7 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
         source: Source::Plugin,
         layout,
         plugin: Some(Arc::clone(plugin)),
+        fence: None,
     };
 
     // 1. A marketplace entry with a `skills` list names exactly the skills.

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::diagnostic::Diagnostic;
 use crate::snapshot::Skill;
 
 /// The first lines of the tool description.
@@ -198,6 +199,16 @@ pub fn ambiguous(query: &str, matches: &[&Skill]) -> String {
     out
 }
 
+/// The answer when the skill's folder exists but its `SKILL.md` could not be
+/// loaded: where and why, so that the model can tell the user.
+pub fn broken(query: &str, diagnostic: &Diagnostic) -> String {
+    format!(
+        "Skill '{query}' could not be loaded: {}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
+        diagnostic.location(),
+        diagnostic.message
+    )
+}
+
 /// The answer when the `name` argument is missing, empty or not a string;
 /// `problem` says which.
 pub fn invalid_params(problem: &str) -> String {
@@ -233,10 +244,10 @@ mod tests {
             source: Source::User,
             root: std::path::Path::new("/skills").into(),
             plugin: None,
+            fence: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),
                 name_from: NameFrom::Frontmatter,
-                has_frontmatter: true,
                 description: description.into(),
                 fields: Default::default(),
                 description_chars: description.chars().count(),

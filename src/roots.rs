@@ -59,6 +59,10 @@ pub struct Root {
     pub layout: Layout,
     /// The plugin the root belongs to (plugin roots only).
     pub plugin: Option<Arc<Plugin>>,
+    /// For project roots, which come from whatever repository the client was
+    /// opened in: the repository's folder (resolved), which no symlink may
+    /// lead out of (behaviour.md §12). `None`: symlinks are followed anywhere.
+    pub fence: Option<Arc<Path>>,
 }
 
 impl Root {
@@ -68,6 +72,7 @@ impl Root {
             source,
             layout,
             plugin: None,
+            fence: None,
         }
     }
 }
@@ -105,21 +110,26 @@ pub fn roots(config: &Config) -> Vec<Root> {
     let user = user_roots(config);
     let home = config.home.as_deref().map(canonical);
     let mut out: Vec<Root> = Vec::new();
-    let mut push = |path: PathBuf, source: Source| {
+    let mut push = |path: PathBuf, source: Source, fence: Option<&Arc<Path>>| {
         if !out.iter().any(|r| r.path == path) {
             // `--skills-dir` may point at one skill folder.
             let layout = match source {
                 Source::Custom => Layout::SkillOrFolders,
                 _ => Layout::Folders,
             };
-            out.push(Root::new(path, source, layout));
+            let mut root = Root::new(path, source, layout);
+            root.fence = fence.cloned();
+            out.push(root);
         }
     };
     for dir in &config.custom_dirs {
-        push(dir.clone(), Source::Custom);
+        push(dir.clone(), Source::Custom, None);
     }
     if let Some(project) = &config.project_dir {
-        for dir in project_dirs(project) {
+        let dirs = project_dirs(project);
+        // The top of the walk-up: the repository, or the project folder.
+        let fence: Option<Arc<Path>> = dirs.last().map(|top| Arc::from(canonical(top)));
+        for dir in dirs {
             // The home directory, however it is spelled (a symlink, say).
             let is_home = home.is_some() && home == Some(canonical(&dir));
             for sub in PROJECT_SKILL_DIRS {
@@ -127,13 +137,13 @@ pub fn roots(config: &Config) -> Vec<Root> {
                 if is_home && as_user.is_some_and(|p| user.contains(&p)) {
                     continue;
                 }
-                push(dir.join(sub), Source::Project);
+                push(dir.join(sub), Source::Project, fence.as_ref());
             }
         }
     }
     if config.user {
         for path in user {
-            push(path, Source::User);
+            push(path, Source::User, None);
         }
     }
     out

@@ -53,6 +53,18 @@ pub struct Scan {
     pub files_parsed: usize,
     /// The directories the scan looked at, for the file watcher.
     pub dirs: Dirs,
+    /// Skill folders whose `SKILL.md` exists but could not be loaded, with
+    /// the reason: a call naming one says why (behaviour.md §12).
+    pub failed: Vec<Failed>,
+}
+
+/// A skill folder that holds a `SKILL.md` the scan could not load.
+#[derive(Clone, Debug)]
+pub struct Failed {
+    pub dir: PathBuf,
+    /// Index of the root it was found in.
+    pub root: usize,
+    pub diagnostic: Diagnostic,
 }
 
 /// The directories one scan looked at. Watching exactly these (each without
@@ -100,10 +112,21 @@ fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
         out.diagnostics.extend(walked.diagnostics);
         out.dirs.listed.extend(walked.listed);
         out.dirs.other_skill_dirs.extend(walked.other_skill_dirs);
+        out.failed
+            .extend(walked.failed.into_iter().map(|(dir, diagnostic)| Failed {
+                dir,
+                root: index,
+                diagnostic,
+            }));
         if walked.missing {
             out.missing_roots.push(root.path.clone());
         }
         for hit in walked.hits {
+            if let Some(problem) = unusable_path(&hit.dir) {
+                out.diagnostics.push(problem.at(&hit.dir));
+                out.dirs.other_skill_dirs.push(hit.dir);
+                continue;
+            }
             if cfg!(unix)
                 && let Some(first) = seen.get(&hit.stamp.id())
             {
@@ -126,6 +149,24 @@ fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
         }
     }
     hits
+}
+
+/// Why a skill folder's path cannot be served, if it cannot: the path is
+/// shown to the model (`Base directory:`) and in one-line listings, so it must
+/// be UTF-8 without control characters (a line break would forge a line).
+fn unusable_path(dir: &Path) -> Option<Finding> {
+    let problem = match dir.to_str() {
+        None => "is not valid UTF-8",
+        Some(text) if text.chars().any(char::is_control) => {
+            "holds a control character (a line break, say)"
+        }
+        Some(_) => return None,
+    };
+    Some(Finding::error(
+        Code::PathUnusable,
+        format!("the skill's path {problem}, so the skill is skipped"),
+        "rename the folder (or the folders above it) with plain UTF-8 text",
+    ))
 }
 
 /// Step 2: reuse the parse of every unchanged file; parse the others.
@@ -194,8 +235,20 @@ fn assemble(
                 });
                 out.per_root[index] += 1;
             }
+            // Deleted or renamed between the walk and the read: not a
+            // problem of the file, and the next scan will not find it.
+            Err(err) if matches!(&**err, ParseError::Read(read) if read.is_gone()) => {
+                tracing::debug!("{} vanished during the scan", hit.file.display());
+                continue;
+            }
             Err(err) => {
-                out.diagnostics.push(err.finding().at(&hit.file));
+                let diagnostic = err.finding().at(&hit.file);
+                out.diagnostics.push(diagnostic.clone());
+                out.failed.push(Failed {
+                    dir: hit.dir.clone(),
+                    root: index,
+                    diagnostic,
+                });
                 out.dirs.other_skill_dirs.push(hit.dir);
             }
         }
@@ -294,6 +347,8 @@ struct Walked {
     diagnostics: Vec<Diagnostic>,
     listed: Vec<PathBuf>,
     other_skill_dirs: Vec<PathBuf>,
+    /// Skill folders with a `SKILL.md` that cannot be used.
+    failed: Vec<(PathBuf, Diagnostic)>,
     /// The root does not exist.
     missing: bool,
 }
@@ -301,6 +356,8 @@ struct Walked {
 /// Walks one root: depth first, in name order, one frame per directory.
 struct Walker<'a> {
     root: &'a Root,
+    /// No symlink may lead out of this folder (project roots).
+    fence: Option<&'a Path>,
     out: Walked,
     dirs_read: usize,
     /// Folders at the depth limit without a `SKILL.md`: not searched deeper.
@@ -311,6 +368,7 @@ impl<'a> Walker<'a> {
     fn walk(root: &'a Root) -> Walked {
         let mut walker = Walker {
             root,
+            fence: root.fence.as_deref(),
             out: Walked::default(),
             dirs_read: 0,
             at_depth_limit: Vec::new(),
@@ -369,8 +427,14 @@ impl<'a> Walker<'a> {
             );
             return None;
         }
+        if let Some(fence) = self.fence
+            && let Err(outside) = contained(&root.path, fence)
+        {
+            self.out.diagnostics.push(outside);
+            return None;
+        }
         if root.layout != Layout::Folders {
-            match probe(&root.path, None) {
+            match probe(&root.path, None, self.fence) {
                 Probe::Skill(file, stamp) => {
                     self.out.hits.push(Hit {
                         dir: root.path.clone(),
@@ -380,8 +444,7 @@ impl<'a> Walker<'a> {
                     return None;
                 }
                 Probe::Broken(diagnostic) => {
-                    self.out.diagnostics.push(diagnostic);
-                    self.out.other_skill_dirs.push(root.path.clone());
+                    self.broken(root.path.clone(), diagnostic);
                     return None;
                 }
                 Probe::NotSkill if root.layout == Layout::Skill => {
@@ -433,8 +496,10 @@ impl<'a> Walker<'a> {
     fn visit(&mut self, frame: Frame) -> Vec<Frame> {
         self.dirs_read += 1;
         self.out.listed.push(frame.path.clone());
-        let children = match read_children(&frame, &mut self.out.diagnostics) {
+        let children = match read_children(&frame, self.fence, &mut self.out.diagnostics) {
             Ok(children) => children,
+            // Deleted since its parent was listed.
+            Err(err) if disk::is_gone(&err) => return Vec::new(),
             Err(err) => {
                 self.out.diagnostics.push(unlistable(&err).at(&frame.path));
                 return Vec::new();
@@ -442,7 +507,8 @@ impl<'a> Walker<'a> {
         };
         let depth = frame.depth + 1;
         let mut deeper = Vec::new();
-        for ((path, id), probed) in children.iter().cloned().zip(probe_all(&frame, &children)) {
+        let probes = probe_all(&frame, &children, self.fence);
+        for ((path, id), probed) in children.iter().cloned().zip(probes) {
             if cfg!(unix) && frame.ancestors.contains(&id) {
                 self.out.diagnostics.push(symlink_loop().at(&path));
                 continue;
@@ -453,10 +519,7 @@ impl<'a> Walker<'a> {
                     file,
                     stamp,
                 }),
-                Probe::Broken(diagnostic) => {
-                    self.out.diagnostics.push(diagnostic);
-                    self.out.other_skill_dirs.push(path);
-                }
+                Probe::Broken(diagnostic) => self.broken(path, diagnostic),
                 Probe::NotSkill if depth < MAX_DEPTH => {
                     let mut ancestors = frame.ancestors.clone();
                     ancestors.push(id);
@@ -474,6 +537,14 @@ impl<'a> Walker<'a> {
             }
         }
         deeper
+    }
+
+    /// A skill folder whose `SKILL.md` cannot be used: reported, watched for
+    /// a fix, and remembered so that a call naming it says what is wrong.
+    fn broken(&mut self, dir: PathBuf, diagnostic: Diagnostic) {
+        self.out.diagnostics.push(diagnostic.clone());
+        self.out.failed.push((dir.clone(), diagnostic));
+        self.out.other_skill_dirs.push(dir);
     }
 
     fn report_walk_limit(&mut self) {
@@ -527,7 +598,7 @@ const PARENT_FROM: usize = 8;
 /// [`probe`] of every child of `frame`, in order. One `stat` per child; a
 /// folder of thousands of skills spreads them over threads (the rescan of an
 /// unchanged 10,000-skill tree is mostly these).
-fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)]) -> Vec<Probe> {
+fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Path>) -> Vec<Probe> {
     // Worth an extra open only when there are children to look up.
     let parent = if children.len() >= PARENT_FROM {
         Parent::open(&frame.path)
@@ -535,7 +606,7 @@ fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)]) -> Vec<Probe> {
         None
     };
     let every: Vec<usize> = (0..children.len()).collect();
-    let mut probes = in_parallel(&every, |i| probe(&children[i].0, parent.as_ref()));
+    let mut probes = in_parallel(&every, |i| probe(&children[i].0, parent.as_ref(), fence));
     probes.sort_unstable_by_key(|(i, _)| *i);
     probes.into_iter().map(|(_, probed)| probed).collect()
 }
@@ -553,22 +624,33 @@ enum Probe {
 /// an open handle on `dir`'s parent, the files are looked up relative to it.
 ///
 /// Each name costs one `lstat` when it is absent, as it is in every folder
-/// that is not a skill; a symlink is then followed with a `stat`.
-fn probe(dir: &Path, parent: Option<&Parent>) -> Probe {
+/// that is not a skill; a symlink is then followed with a `stat` (and, with a
+/// `fence`, resolved to check that it stays inside).
+fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
     for name in ["SKILL.md", "skill.md"] {
         let file = dir.join(name);
         let status = match lookup(dir, parent, name, false) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
-            Ok((Kind::Symlink, _)) => match lookup(dir, parent, name, true) {
-                Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    return Probe::Broken(dangling(&file, Severity::Error));
+            Ok((Kind::Symlink, _)) => {
+                if let Some(fence) = fence
+                    && let Err(outside) = contained(&file, fence)
+                    && file.exists()
+                {
+                    return Probe::Broken(outside);
                 }
-                followed => followed,
-            },
+                match lookup(dir, parent, name, true) {
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                        return Probe::Broken(dangling(&file, Severity::Error));
+                    }
+                    followed => followed,
+                }
+            }
             other => other,
         };
         return match status {
             Ok((Kind::File, stamp)) => Probe::Skill(file, stamp),
+            // The folder went away since it was listed.
+            Err(err) if disk::is_gone(&err) => Probe::NotSkill,
             Ok(_) => Probe::Broken(ReadError::NotRegular.finding().at(file)),
             Err(err) if disk::is_loop(&err) => Probe::Broken(symlink_loop().at(file)),
             Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
@@ -686,6 +768,28 @@ fn symlink_loop() -> Finding {
     )
 }
 
+/// `Ok` when `path`, resolved, lies inside `fence`; else the diagnostic that
+/// says the link is not followed.
+fn contained(path: &Path, fence: &Path) -> Result<(), Diagnostic> {
+    let message = match disk::stays_inside(path, fence) {
+        Ok(()) => return Ok(()),
+        Err(Ok(target)) => format!(
+            "a symlink leads to {}, outside the project {}; it is not followed",
+            target.display(),
+            fence.display()
+        ),
+        Err(Err(err)) => {
+            format!("cannot tell where this symlink leads ({err}); it is not followed")
+        }
+    };
+    Err(Finding::warning(
+        Code::SymlinkOutsideProject,
+        message,
+        "project skills may only link inside their repository: copy the files in, or keep the skill in your own skills folder",
+    )
+    .at(path))
+}
+
 fn unlistable(err: &io::Error) -> Finding {
     Finding::warning(
         Code::DirUnreadable,
@@ -695,9 +799,11 @@ fn unlistable(err: &io::Error) -> Finding {
 }
 
 /// The sub-directories of `frame` worth visiting, sorted by name, each with
-/// its identity. Symlinks to directories are followed; broken ones reported.
+/// its identity. Symlinks to directories are followed (with a `fence`, only
+/// when they stay inside it); broken ones reported.
 fn read_children(
     frame: &Frame,
+    fence: Option<&Path>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> io::Result<Vec<(PathBuf, FileId)>> {
     let parent = frame.ancestors.last().copied().unwrap_or_default();
@@ -720,7 +826,15 @@ fn read_children(
             children.push((path, FileId::of_entry(&entry, parent)));
         } else if kind.is_symlink() {
             match fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => children.push((path, FileId::of(&meta))),
+                Ok(meta) if meta.is_dir() => {
+                    if let Some(fence) = fence
+                        && let Err(outside) = contained(&path, fence)
+                    {
+                        diagnostics.push(outside);
+                        continue;
+                    }
+                    children.push((path, FileId::of(&meta)));
+                }
                 Ok(_) => {}
                 Err(err) if disk::is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -744,30 +858,37 @@ fn read_children(
 mod tests {
     use super::*;
 
-    /// Tests run as root here, where permissions cannot make a folder
-    /// unlistable; a path that is not a directory fails the same call.
+    /// A folder deleted (or replaced by a file) between being listed and
+    /// being read is no problem of the user's: no diagnostic, no
+    /// "permissions" advice. (Unreadable folders are tested as an
+    /// unprivileged user in the integration tests.)
     #[test]
-    fn an_unlistable_folder_is_a_diagnostic_not_a_failure() {
+    fn a_folder_that_vanished_during_the_walk_is_skipped_quietly() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("not-a-dir");
-        std::fs::write(&file, "x").unwrap();
         let root = Root::new(dir.path().to_path_buf(), Source::User, Layout::Folders);
         let mut walker = Walker {
             root: &root,
+            fence: None,
             out: Walked::default(),
             dirs_read: 0,
             at_depth_limit: Vec::new(),
         };
-        let frame = Frame {
-            path: file.clone(),
-            depth: 1,
-            ancestors: vec![FileId::default()],
-        };
-        assert!(walker.visit(frame).is_empty());
-        let diagnostics = walker.out.diagnostics;
-        assert_eq!(diagnostics.len(), 1);
-        assert_eq!(diagnostics[0].code, Code::DirUnreadable);
-        assert_eq!(diagnostics[0].path, file);
+        let gone = dir.path().join("gone");
+        let now_a_file = dir.path().join("now-a-file");
+        std::fs::write(&now_a_file, "x").unwrap();
+        for path in [gone, now_a_file] {
+            let frame = Frame {
+                path,
+                depth: 1,
+                ancestors: vec![FileId::default()],
+            };
+            assert!(walker.visit(frame).is_empty());
+        }
+        assert!(
+            walker.out.diagnostics.is_empty(),
+            "{:?}",
+            walker.out.diagnostics
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::parse::Parsed;
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
-use crate::scan::{self, Cache, Dirs, Found, Scan};
+use crate::scan::{self, Cache, Dirs, Failed, Found, Scan};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -33,6 +33,8 @@ pub struct Skill {
     pub root: Arc<Path>,
     /// The plugin that provides it (plugin skills only).
     pub plugin: Option<Arc<Plugin>>,
+    /// The folder no symlink may lead out of (project skills only).
+    pub fence: Option<Arc<Path>>,
     pub parsed: Arc<Parsed>,
 }
 
@@ -115,6 +117,10 @@ pub struct Snapshot {
     pub files_parsed: usize,
     /// The directories the scan looked at (what the watcher watches).
     pub dirs: Dirs,
+    /// Skill folders whose `SKILL.md` could not be loaded, by the lowercased
+    /// name a call would use for them (the folder name, `plugin:folder` for
+    /// plugin skills).
+    failed: HashMap<String, Failed>,
 }
 
 impl Snapshot {
@@ -130,7 +136,16 @@ impl Snapshot {
             per_root,
             files_parsed,
             dirs,
+            failed,
         } = scan;
+        let failed = failed
+            .into_iter()
+            .map(|f| {
+                let folder = scan::folder_name(&f.dir);
+                let name = full_name(&folder, roots[f.root].plugin.as_deref());
+                (name.to_lowercase(), f)
+            })
+            .collect();
         let fingerprint: Vec<(usize, usize)> = found
             .iter()
             .map(|f| (f.root, Arc::as_ptr(&f.parsed) as usize))
@@ -154,7 +169,14 @@ impl Snapshot {
             per_root,
             files_parsed,
             dirs,
+            failed,
         }
+    }
+
+    /// The skill folder a call for `lowercase_name` most likely meant, when
+    /// its `SKILL.md` could not be loaded.
+    pub fn failed(&self, lowercase_name: &str) -> Option<&Failed> {
+        self.failed.get(lowercase_name)
     }
 
     /// Whether `self` and `other` serve exactly the same skills.
@@ -225,6 +247,7 @@ impl Index {
                 source: root.source,
                 root: Arc::clone(&root_paths[found.root]),
                 plugin: root.plugin.clone(),
+                fence: root.fence.clone(),
                 parsed: found.parsed,
             };
             let key = skill.name.to_lowercase();

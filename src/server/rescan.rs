@@ -69,7 +69,10 @@ impl Caller {
         match answer {
             // The snapshot is out of date for sure.
             Answer::NotFound { vanished: true, .. } => Next::RescanAndRetry,
-            Answer::NotFound { .. } if self.claim_rescan() => Next::RescanAndRetry,
+            // A skill added since the last refresh, or a broken one fixed.
+            Answer::NotFound { .. } | Answer::Broken(_) if self.claim_rescan() => {
+                Next::RescanAndRetry
+            }
             // A passing I/O error may mean the tree changed: look again (at
             // most once a second, like a miss). A file that must be fixed (not
             // UTF-8, too large, not a regular file) stays as it is until it is
@@ -86,7 +89,10 @@ impl Caller {
                 tracing::debug!("cannot serve '{name}': {error}");
                 Next::Answer
             }
-            Answer::NotFound { .. } | Answer::Skill(_) | Answer::Ambiguous(_) => Next::Answer,
+            Answer::NotFound { .. }
+            | Answer::Broken(_)
+            | Answer::Skill(_)
+            | Answer::Ambiguous(_) => Next::Answer,
         }
     }
 

@@ -182,7 +182,7 @@ fn check_reports_every_broken_file_and_exits_1() {
         "{stdout}"
     );
     assert!(
-        stdout.ends_with("6 errors, 4 warnings, 0 notes in 9 files (3 skills served).\n"),
+        stdout.ends_with("6 errors, 3 warnings, 0 notes in 9 files (2 skills served).\n"),
         "{stdout}"
     );
 }
@@ -202,9 +202,9 @@ fn check_json_has_the_same_findings() {
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(
         (report["errors"].as_u64(), report["warnings"].as_u64()),
-        (Some(6), Some(4))
+        (Some(6), Some(3))
     );
-    assert_eq!(report["skills"], 3);
+    assert_eq!(report["skills"], 2);
     let first = &report["diagnostics"][0];
     assert_eq!(
         first,

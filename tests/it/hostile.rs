@@ -135,7 +135,6 @@ fn every_good_or_recoverable_skill_is_served_and_nothing_else() {
         "good-2",
         "bom-crlf",
         "colon",
-        "no-frontmatter",
         "42",
         "name-list",
         "name-map",
@@ -146,7 +145,6 @@ fn every_good_or_recoverable_skill_is_served_and_nothing_else() {
         "a/b",
         "a\\b",
         "..",
-        "name-control",
         "this-name-is-much-longer-than-the-sixty-four-characters-the-spec-allows",
         "résumé-助手",
         "Case-Dup",
@@ -190,12 +188,11 @@ fn check_names_every_problem_with_its_file() {
         ("hostile/yaml-error/SKILL.md", "yaml-invalid"),
         ("hostile/colon/SKILL.md", "yaml-recovered"),
         ("hostile/no-frontmatter/SKILL.md", "frontmatter-missing"),
-        ("hostile/no-frontmatter/SKILL.md", "frontmatter-required"),
         ("hostile/description-empty/SKILL.md", "description-empty"),
         ("hostile/description-list/SKILL.md", "description-empty"),
         ("hostile/name-list/SKILL.md", "name-fallback"),
         ("hostile/name-map/SKILL.md", "name-fallback"),
-        ("hostile/name-control/SKILL.md", "name-fallback"),
+        ("hostile/name-control/SKILL.md", "name-control"),
         ("hostile/description-list/SKILL.md", "description-not-text"),
         ("hostile/description-map/SKILL.md", "description-not-text"),
         ("hostile/description-empty/SKILL.md", "description-missing"),
@@ -275,7 +272,6 @@ async fn the_server_serves_the_good_ones_within_budget() {
         ("42", "name-number"),
         ("a/b", "name-slash"),
         ("..", "name-dotdot"),
-        ("name-control", "name-control"),
     ] {
         let result = server.call(name).await;
         assert!(
@@ -286,6 +282,33 @@ async fn the_server_serves_the_good_ones_within_budget() {
             "{name}: {}",
             text(&result)
         );
+    }
+    // A skill folder whose SKILL.md cannot be loaded says so, with the
+    // file, the line and the reason, rather than "not found".
+    for (name, location, reason) in [
+        (
+            "name-control",
+            "hostile/name-control/SKILL.md:2",
+            "`name` contains a line break or control character, so the skill is skipped",
+        ),
+        (
+            "yaml-error",
+            "hostile/yaml-error/SKILL.md:3",
+            "the frontmatter is not valid YAML",
+        ),
+        (
+            "no-frontmatter",
+            "hostile/no-frontmatter/SKILL.md:1",
+            "no YAML frontmatter, so this is not a skill",
+        ),
+    ] {
+        let result = server.call(name).await;
+        assert!(is_error(&result));
+        let expected = format!(
+            "Skill '{name}' could not be loaded: {}: {reason}",
+            fixture.path(location).display()
+        );
+        assert!(text(&result).starts_with(&expected), "{}", text(&result));
     }
     // A bad byte deep in the body surfaces at call time, with its line.
     let result = server.call("invalid-utf8-body").await;

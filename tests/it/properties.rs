@@ -64,10 +64,10 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         source: Source::User,
         root: std::path::Path::new("/skills").into(),
         plugin: None,
+        fence: None,
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
             name_from: NameFrom::Frontmatter,
-            has_frontmatter: true,
             description: parse::one_line(description),
             fields: Default::default(),
             description_chars: description.chars().count(),

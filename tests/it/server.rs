@@ -578,8 +578,7 @@ async fn broken_files_never_hide_good_skills() {
         description,
         "Load a skill by name to get specialized instructions.\n\nAvailable skills:\n\
          - colon: Use when: the user asks about colons\n\
-         - good: A healthy skill next to broken ones.\n\
-         - no-frontmatter: Instructions without any frontmatter."
+         - good: A healthy skill next to broken ones."
     );
     assert!(!is_error(&server.call("good").await));
     let (status, stderr) = server.stop().await;
