@@ -2,7 +2,9 @@
 //! rmcp's client or run as a command, in temporary copies of `fixtures/`.
 //!
 //! One test binary (as in `fd`), so that the shared test environment in
-//! `common` is compiled and linked once.
+//! `common` is compiled and linked once. They run on Unix: they use signals,
+//! FIFOs, permissions and symlinks to build the situations they test.
+#![cfg(unix)]
 
 mod common;
 

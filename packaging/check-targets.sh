@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Type-checks skillserve for the release targets this machine cannot build
+# (macOS, Windows, musl), on Debian or Ubuntu:
+#
+#   bash packaging/check-targets.sh [--all-targets] [TARGET...]
+#
+# rustup cannot fetch other targets' standard libraries where only package
+# registries are reachable, but Debian ships a recent Rust ("rustc-web") with
+# the standard library's source. This script downloads those packages with
+# `apt-get download` (nothing is installed: they are unpacked under
+# target/packaging-tools/debian-rust), then runs `cargo check -Zbuild-std` for
+# each target, compiling the standard library from source. That proves the
+# code compiles for the target (types, cfg, APIs); it links nothing and runs
+# nothing. Without TARGET it checks every release target.
+# --all-targets also checks the tests (by default: the library and binary,
+# what a release builds).
+#
+# Needs `apt-get update` to have run once, and crates.io (the standard
+# library's own dependencies). About 2-3 minutes per target on 2 cores.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PACKAGING_ROOT"
+
+what=(--lib --bins)
+if [[ ${1:-} == --all-targets ]]; then
+    what=(--all-targets)
+    shift
+fi
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+    targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-apple-darwin
+        aarch64-apple-darwin x86_64-pc-windows-msvc)
+fi
+
+root="$TOOLS/debian-rust"
+if [[ ! -x $root/usr/bin/rustc ]]; then
+    command -v apt-get >/dev/null || die "needs apt-get (Debian or Ubuntu)"
+    # The newest rustc-web, its standard library (and the LLVM it links) and
+    # the standard library's source, all of one version.
+    std=$(apt-cache depends libstd-rust-web-dev | sed -n 's/^ *Depends: \(libstd-rust-web-[0-9.]*\)$/\1/p' | head -n 1)
+    [[ -n $std ]] || die "no rustc-web in apt's lists (run apt-get update?)"
+    llvm=$(apt-cache depends "$std" | sed -n 's/^ *Depends: \(libllvm[0-9]*\)$/\1/p' | head -n 1)
+    debs="$TOOLS/debian-rust-debs"
+    rm -rf "$debs" "$root"
+    mkdir -p "$debs" "$root"
+    (cd "$debs" && apt-get download rustc-web libstd-rust-web-dev "$std" rust-web-src "$llvm")
+    for deb in "$debs"/*.deb; do
+        dpkg -x "$deb" "$root"
+    done
+    rm -rf "$debs"
+fi
+libdir=$(dirname "$(find "$root/usr/lib" -name 'librustc_driver-*.so' -print -quit)")
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export RUSTC="$root/usr/bin/rustc" RUSTDOC="$root/usr/bin/rustdoc"
+export RUSTC_BOOTSTRAP=1 # -Zbuild-std on a stable toolchain
+export CARGO_TARGET_DIR="$PACKAGING_ROOT/target/check-targets"
+"$RUSTC" --version
+
+failed=()
+for target in "${targets[@]}"; do
+    echo "== $target"
+    if cargo check -Zbuild-std=std,panic_abort --target "$target" --locked --keep-going \
+        "${what[@]}" --message-format short; then
+        echo "ok: $target"
+    else
+        failed+=("$target")
+    fi
+done
+[[ ${#failed[@]} -eq 0 ]] || die "does not compile for ${failed[*]}"
+echo "compiles for ${targets[*]}"

