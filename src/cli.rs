@@ -82,11 +82,17 @@ pub enum Command {
     /// List the skills the server would offer.
     List {
         /// Print JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "description")]
         json: bool,
         /// Also list skills hidden by a same-named skill of higher precedence.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "description")]
         all: bool,
+        /// Print the `skill` tool's description exactly as a client receives it.
+        #[arg(long)]
+        description: bool,
+        /// With --description: the budget to render it in [default: 8000, minimum: 300].
+        #[arg(long, value_name = "CHARS", requires = "description")]
+        description_budget: Option<usize>,
     },
     /// Print exactly what a `skill` call with NAME returns (exit 1 on error).
     Show {
@@ -276,6 +282,20 @@ pub enum UsageError {
 const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 impl Cli {
+    /// The budget of `list --description`.
+    pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
+        let budget = match &self.command {
+            Some(Command::List {
+                description_budget, ..
+            }) => description_budget.unwrap_or(DEFAULT_DESCRIPTION_BUDGET),
+            _ => DEFAULT_DESCRIPTION_BUDGET,
+        };
+        if budget < MIN_DESCRIPTION_BUDGET {
+            return Err(UsageError::BudgetTooSmall(budget));
+        }
+        Ok(budget)
+    }
+
     /// The server options: those given after `serve` override those before it.
     pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
         let after = match &self.command {

@@ -12,18 +12,21 @@ use serde_json::json;
 
 use crate::answer::{self, Answer};
 use crate::contents::Contents;
-use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::lint;
+use crate::render;
 use crate::roots::Source;
 use crate::snapshot::{Skill, Snapshot};
 
 /// Longest description shown under a skill in `list`.
 const LIST_DESCRIPTION_CHARS: usize = 160;
 
-/// `skillserve list [--json] [--all]`.
+/// `skillserve list [--json] [--all]`. The problem count is `check`'s, and
+/// problems with the skills folders themselves are named.
 pub fn list(
     snapshot: &Snapshot,
+    max_file_bytes: u64,
     json: bool,
     all: bool,
     out: &mut dyn Write,
@@ -88,19 +91,87 @@ pub fn list(
             }
         )?;
     }
-    let problems = snapshot
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity != Severity::Note && d.code != Code::Shadowed)
-        .count();
-    if problems > 0 {
-        writeln!(
-            out,
-            "{problems} problem{} found; run `skillserve check` for details",
-            plural(problems)
-        )?;
+    let report = report(snapshot, max_file_bytes);
+    for diagnostic in report.iter().filter(|d| d.code.is_about_a_root()) {
+        writeln!(out, "{}", printable(&diagnostic.to_string()))?;
+    }
+    let counts = Counts::of(&report);
+    if counts.any() {
+        writeln!(out, "{counts}; run `skillserve check` for details")?;
     }
     Ok(ExitCode::Success)
+}
+
+/// `skillserve list --description`: the `skill` tool's description exactly as
+/// a client receives it, for checking it against a client's own limits.
+pub fn description(
+    snapshot: &Snapshot,
+    budget: usize,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    writeln!(
+        out,
+        "{}",
+        render::tool_description(snapshot.skills(), budget)
+    )?;
+    Ok(ExitCode::Success)
+}
+
+/// Everything `check` reports: the scan's diagnostics and the Agent Skills
+/// rules. `list` counts the same.
+fn report(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
+    let mut diagnostics = snapshot.diagnostics.clone();
+    diagnostics.extend(lint::lint(snapshot, max_file_bytes));
+    diagnostics
+}
+
+/// How many diagnostics of each severity, in how many files.
+struct Counts {
+    errors: usize,
+    warnings: usize,
+    notes: usize,
+    files: usize,
+}
+
+impl Counts {
+    fn of(diagnostics: &[Diagnostic]) -> Counts {
+        let count = |severity| {
+            diagnostics
+                .iter()
+                .filter(|d| d.severity == severity)
+                .count()
+        };
+        let files: std::collections::HashSet<&Path> =
+            diagnostics.iter().map(|d| d.path.as_path()).collect();
+        Counts {
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warning),
+            notes: count(Severity::Note),
+            files: files.len(),
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.errors + self.warnings + self.notes > 0
+    }
+}
+
+impl std::fmt::Display for Counts {
+    /// `2 errors, 1 warning, 0 notes in 3 files`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} error{}, {} warning{}, {} note{} in {} file{}",
+            self.errors,
+            plural(self.errors),
+            self.warnings,
+            plural(self.warnings),
+            self.notes,
+            plural(self.notes),
+            self.files,
+            plural(self.files),
+        )
+    }
 }
 
 fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<()> {
@@ -155,25 +226,27 @@ pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// One skill in `list --json`. Paths are text: bytes that are not UTF-8
+/// become U+FFFD, so that the output is valid JSON whatever the file names.
 #[derive(Serialize)]
 struct ListItem<'a> {
     name: &'a str,
     description: &'a str,
     source: Source,
-    dir: &'a Path,
-    file: &'a Path,
-    root: &'a Path,
+    dir: Cow<'a, str>,
+    file: Cow<'a, str>,
+    root: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     plugin: Option<PluginItem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    shadowed_by: Option<&'a Path>,
+    shadowed_by: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize)]
 struct PluginItem<'a> {
     key: &'a str,
     version: Option<&'a str>,
-    install_path: &'a Path,
+    install_path: Cow<'a, str>,
 }
 
 impl<'a> ListItem<'a> {
@@ -182,15 +255,15 @@ impl<'a> ListItem<'a> {
             name: &skill.name,
             description: skill.description(),
             source: skill.source,
-            dir: &skill.dir,
-            file: &skill.file,
-            root: &skill.root,
+            dir: skill.dir.to_string_lossy(),
+            file: skill.file.to_string_lossy(),
+            root: skill.root.to_string_lossy(),
             plugin: skill.plugin.as_ref().map(|p| PluginItem {
                 key: &p.key,
                 version: p.version.as_deref(),
-                install_path: &p.install_path,
+                install_path: p.install_path.to_string_lossy(),
             }),
-            shadowed_by,
+            shadowed_by: shadowed_by.map(Path::to_string_lossy),
         }
     }
 }
@@ -224,20 +297,9 @@ pub fn check(
     json: bool,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let mut diagnostics = snapshot.diagnostics.clone();
-    diagnostics.extend(lint::lint(snapshot, max_file_bytes));
-    let count = |severity| {
-        diagnostics
-            .iter()
-            .filter(|d| d.severity == severity)
-            .count()
-    };
-    let (errors, warnings, notes) = (
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Note),
-    );
-    let code = if errors > 0 {
+    let diagnostics = report(snapshot, max_file_bytes);
+    let counts = Counts::of(&diagnostics);
+    let code = if counts.errors > 0 {
         ExitCode::Failure
     } else {
         ExitCode::Success
@@ -257,9 +319,9 @@ pub fn check(
     if json {
         let report = json!({
             "skills": snapshot.skills().len(),
-            "errors": errors,
-            "warnings": warnings,
-            "notes": notes,
+            "errors": counts.errors,
+            "warnings": counts.warnings,
+            "notes": counts.notes,
             "diagnostics": by_file.values().flatten().collect::<Vec<_>>(),
         });
         serde_json::to_writer_pretty(&mut *out, &report)?;
@@ -292,16 +354,7 @@ pub fn check(
             plural(skills)
         )?;
     } else {
-        writeln!(
-            out,
-            "{errors} error{}, {warnings} warning{}, {notes} note{} in {} file{} ({skills} skill{} served).",
-            plural(errors),
-            plural(warnings),
-            plural(notes),
-            by_file.len(),
-            plural(by_file.len()),
-            plural(skills),
-        )?;
+        writeln!(out, "{counts} ({skills} skill{} served).", plural(skills))?;
     }
     Ok(code)
 }

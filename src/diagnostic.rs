@@ -91,6 +91,17 @@ codes! {
     PluginPathOutside = "plugin-path-outside",
 }
 
+impl Code {
+    /// Whether the code is about a skills folder as a whole (missing,
+    /// unreadable, a file): `list` names those.
+    pub fn is_about_a_root(self) -> bool {
+        matches!(
+            self,
+            Code::RootMissing | Code::RootNotADirectory | Code::RootUnreadable
+        )
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.as_str())
@@ -198,6 +209,7 @@ impl Finding {
 /// A finding about a file or directory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Diagnostic {
+    #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
     pub severity: Severity,
     pub code: Code,
@@ -205,6 +217,12 @@ pub struct Diagnostic {
     pub line: Option<usize>,
     pub message: String,
     pub hint: String,
+}
+
+/// A path as JSON text: bytes that are not UTF-8 become U+FFFD, so that JSON
+/// output is valid whatever the file names.
+fn serialize_path<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
 }
 
 impl Diagnostic {

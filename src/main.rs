@@ -1,6 +1,6 @@
 //! The `skillserve` binary: parse the command line, set up logging, hand off.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
@@ -74,9 +74,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
+            if std::io::stdin().is_terminal() {
+                // Someone ran the server by hand: say what it is waiting for.
+                eprintln!(
+                    "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
+                );
+            }
             return Ok(serve(config, options));
         }
-        Some(Command::List { json, all }) => commands::list(&load(), *json, *all, &mut out)?,
+        Some(Command::List {
+            description: true, ..
+        }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
+        Some(Command::List { json, all, .. }) => {
+            commands::list(&load(), config.max_file_bytes, *json, *all, &mut out)?
+        }
         Some(Command::Show { name }) => commands::show(
             &load(),
             name,

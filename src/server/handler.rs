@@ -7,9 +7,10 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
@@ -147,6 +148,37 @@ impl ServerHandler for SkillServer {
             CallToolResult::success(content)
         }
         .into())
+    }
+
+    /// 2026-07-28 clients hear of changes only on a `subscriptions/listen`
+    /// stream (behaviour.md §13): this server offers tools list changes.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// Runs one listen stream: every change of the tool description is sent
+    /// on it until the client cancels it or goes away.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.registry.description_changes();
+        changes.borrow_and_update();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if let Err(err) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!("listen stream closed: {err}");
+                        return Ok(());
+                    }
+                    tracing::debug!("sent notifications/tools/list_changed on a listen stream");
+                }
+            }
+        }
     }
 
     /// rmcp routes a request of a known method whose params do not deserialize

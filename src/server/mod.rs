@@ -51,15 +51,15 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
 
     let server = SkillServer::new(Arc::clone(&registry));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let (transport, closed) = StdioTransport::new(stdin, stdout);
+    let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {
         running = server.serve(transport) => match running {
             Ok(running) => running,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(Stop::Eof),
-            Err(_) if closed.is_closed() => return Ok(Stop::StdoutClosed),
+            Err(_) if link.is_closed() => return Ok(Stop::StdoutClosed),
             Err(err) => return Err(anyhow::anyhow!("MCP handshake failed: {err}")),
         },
-        () = closed.wait() => return Ok(Stop::StdoutClosed),
+        () = link.stdout_closed() => return Ok(Stop::StdoutClosed),
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     // Background tasks run until the process exits (see `main`): tearing
@@ -80,7 +80,9 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
             quit?;
             Stop::Eof
         }
-        () = closed.wait() => Stop::StdoutClosed,
+        // Sooner than rmcp, which waits for open listen streams to end.
+        () = link.stdin_drained() => Stop::Eof,
+        () = link.stdout_closed() => Stop::StdoutClosed,
         signal = &mut shutdown => Stop::Signal(signal),
     };
     // Nothing to tear down: the process exits next, and dropping the
@@ -90,12 +92,18 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     Ok(stop)
 }
 
-/// Sends `notifications/tools/list_changed` whenever the description changes.
-/// A client that has gone away makes sending fail; that is not an error.
+/// Sends `notifications/tools/list_changed` whenever the description changes,
+/// to a client that connected with `initialize` (2025-11-25 and older). A
+/// 2026-07-28 client hears of changes only on the `subscriptions/listen`
+/// streams it opens (`handler`). A client that has gone away makes sending
+/// fail; that is not an error.
 fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) {
     let mut changes = registry.description_changes();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
+            if peer.peer_info().is_none() {
+                continue;
+            }
             match peer.notify_tool_list_changed().await {
                 Ok(()) => tracing::debug!("sent notifications/tools/list_changed"),
                 Err(err) => tracing::debug!("could not send tools/list_changed: {err}"),

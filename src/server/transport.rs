@@ -14,8 +14,10 @@
 //! - answers every line that is not a notification: invalid JSON with -32700,
 //!   an invalid request with -32600 (both with `"id": null`), params that are
 //!   not an object with -32602, an id already in flight with -32600;
-//! - reports a write failure (stdout closed) through [`Closed`], so that the
-//!   server exits instead of answering into the void;
+//! - reports a write failure (stdout closed), and the end of stdin once every
+//!   request read before it is answered, through [`Link`], so that the server
+//!   exits instead of answering into the void or waiting on streams that only
+//!   end when they are cancelled (`subscriptions/listen`);
 //! - refuses lines longer than [`MAX_LINE`] bytes without buffering them.
 
 use std::collections::HashMap;
@@ -46,6 +48,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// stdin and stdout as a bounded JSON-RPC transport for rmcp.
 pub struct StdioTransport<R, W> {
     lines: Lines<R>,
+    stdin_ended: Flag,
     out: Arc<Output<W>>,
     flight: Arc<InFlight>,
     /// Whether a request has started the MCP lifecycle (anything but `ping`
@@ -54,25 +57,24 @@ pub struct StdioTransport<R, W> {
     started: bool,
 }
 
-/// Says when stdout can no longer be written (the client closed it).
+/// A flag that can be waited for.
 #[derive(Clone, Default)]
-pub struct Closed(Arc<(AtomicBool, Notify)>);
+struct Flag(Arc<(AtomicBool, Notify)>);
 
-impl Closed {
-    fn close(&self) {
+impl Flag {
+    fn set(&self) {
         self.0.0.store(true, Ordering::SeqCst);
         self.0.1.notify_waiters();
     }
 
-    pub fn is_closed(&self) -> bool {
+    fn is_set(&self) -> bool {
         self.0.0.load(Ordering::SeqCst)
     }
 
-    /// Resolves once stdout is closed.
-    pub async fn wait(&self) {
+    async fn wait(&self) {
         loop {
             let notified = self.0.1.notified();
-            if self.0.0.load(Ordering::SeqCst) {
+            if self.is_set() {
                 return;
             }
             notified.await;
@@ -80,26 +82,58 @@ impl Closed {
     }
 }
 
+/// What the server loop needs to know about the link to the client.
+pub struct Link {
+    stdout_closed: Flag,
+    stdin_ended: Flag,
+    flight: Arc<InFlight>,
+}
+
+impl Link {
+    /// Whether a write to stdout failed.
+    pub fn is_closed(&self) -> bool {
+        self.stdout_closed.is_set()
+    }
+
+    /// Resolves once stdout is closed: nothing can be answered any more.
+    pub async fn stdout_closed(&self) {
+        self.stdout_closed.wait().await;
+    }
+
+    /// Resolves once stdin has ended and every request read before has been
+    /// answered (open `subscriptions/listen` streams aside: they last until
+    /// cancelled, and a client that closed stdin cancels nothing any more).
+    pub async fn stdin_drained(&self) {
+        self.stdin_ended.wait().await;
+        self.flight.idle().await;
+    }
+}
+
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
-    pub fn new(reader: R, writer: W) -> (Self, Closed) {
-        let closed = Closed::default();
+    pub fn new(reader: R, writer: W) -> (Self, Link) {
+        let link = Link {
+            stdout_closed: Flag::default(),
+            stdin_ended: Flag::default(),
+            flight: Arc::new(InFlight::default()),
+        };
         let transport = StdioTransport {
             lines: Lines::new(reader),
+            stdin_ended: link.stdin_ended.clone(),
             out: Arc::new(Output {
                 writer: tokio::sync::Mutex::new(writer),
-                closed: closed.clone(),
+                closed: link.stdout_closed.clone(),
             }),
-            flight: Arc::new(InFlight::default()),
+            flight: Arc::clone(&link.flight),
             started: false,
         };
-        (transport, closed)
+        (transport, link)
     }
 }
 
 /// Where answers go: stdout, one writer at a time.
 struct Output<W> {
     writer: tokio::sync::Mutex<W>,
-    closed: Closed,
+    closed: Flag,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
@@ -114,7 +148,7 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         .await;
         if let Err(err) = &written {
             tracing::debug!("cannot write to stdout: {err}");
-            self.closed.close();
+            self.closed.set();
         }
         written
     }
@@ -147,6 +181,18 @@ impl Flight {
 impl InFlight {
     fn lock(&self) -> std::sync::MutexGuard<'_, Flight> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until no request (but `subscriptions/listen` streams) and no
+    /// reply is waiting for its answer to be written.
+    async fn idle(&self) {
+        loop {
+            let notified = self.room.notified();
+            if self.lock().busy() == 0 {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Waits until another request may be read.
@@ -243,9 +289,13 @@ where
             self.flight.room().await;
             let line = match self.lines.next().await {
                 Ok(Some(line)) => line,
-                Ok(None) => return None,
+                Ok(None) => {
+                    self.stdin_ended.set();
+                    return None;
+                }
                 Err(err) => {
                     tracing::debug!("cannot read stdin: {err}");
+                    self.stdin_ended.set();
                     return None;
                 }
             };

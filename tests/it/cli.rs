@@ -31,6 +31,7 @@ team:lint      custom   <T>/custom/team-lint
     A namespaced name; callable as `team:lint` or by its short name `lint`.
 
 6 skills (custom 6)
+2 errors, 3 warnings, 0 notes in 3 files; run `skillserve check` for details
 "
     );
     assert_eq!(out.stderr, "");
@@ -59,7 +60,10 @@ fn list_all_shows_hidden_skills_and_what_hides_them() {
         "{stdout}"
     );
     assert!(
-        stdout.ends_with("\n15 skills (custom 6, project 3, user 6); 4 hidden\n"),
+        stdout.ends_with(
+            "\n15 skills (custom 6, project 3, user 6); 4 hidden\n\
+             3 errors, 9 warnings, 0 notes in 8 files; run `skillserve check` for details\n"
+        ),
         "{stdout}"
     );
 
@@ -71,7 +75,7 @@ fn list_all_shows_hidden_skills_and_what_hides_them() {
         "project/packages/app",
     ]);
     assert!(
-        out.stdout.ends_with("; 4 hidden (see --all)\n"),
+        out.stdout.contains("; 4 hidden (see --all)\n"),
         "{}",
         out.stdout
     );
@@ -425,4 +429,31 @@ fn no_home_means_no_user_skills_and_one_warning() {
     assert_eq!(stderr.matches("HOME is not set").count(), 1, "{stderr}");
     let items: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(items.iter().all(|i| i["source"] == "custom"));
+}
+
+/// `list` names a skills folder that does not exist, and counts problems the
+/// way `check` does.
+#[test]
+fn list_names_missing_folders_and_agrees_with_check() {
+    let fixture = Fixture::new();
+    let only = ["--skills-dir", "custom", "--skills-dir", "typo", "--no-user", "--no-project"];
+    let list = fixture.run(&args(&["list"], &only));
+    assert_eq!(list.status.code(), Some(0));
+    let stdout = fixture.anonymize(&list.stdout);
+    assert!(
+        stdout.ends_with(
+            "6 skills (custom 6)\n\
+             warning[root-missing] <T>/typo: this skills path does not exist (yet) (check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS)\n\
+             2 errors, 4 warnings, 0 notes in 4 files; run `skillserve check` for details\n"
+        ),
+        "{stdout}"
+    );
+    let check = fixture.run(&args(&["check"], &only));
+    assert!(
+        check
+            .stdout
+            .ends_with("2 errors, 4 warnings, 0 notes in 4 files (6 skills served).\n"),
+        "{}",
+        check.stdout
+    );
 }

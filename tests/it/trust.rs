@@ -205,3 +205,250 @@ fn a_closed_stdout_ends_the_server_promptly_with_success() {
     );
     assert_eq!(status.code(), Some(0));
 }
+
+/// A repository whose project skills point at files outside it: a private
+/// key behind a symlinked SKILL.md, a skill folder that is a symlink out of
+/// the repository, and a skills folder that is itself such a symlink.
+fn hostile_repository() -> Fixture {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write(
+        "victim/.ssh/id_rsa",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n",
+    );
+    fixture.write(
+        "victim/looks-like-a-skill/SKILL.md",
+        "---\nname: stolen\ndescription: SECRET frontmatter outside the repository\n---\nSECRET body\n",
+    );
+    fixture.write(
+        "victim/skills-elsewhere/other/SKILL.md",
+        "---\nname: other\ndescription: SECRET from a skills folder outside\n---\n",
+    );
+    std::fs::create_dir_all(fixture.path("repo/.git")).unwrap();
+    fixture.write(
+        "repo/.claude/skills/honest/SKILL.md",
+        "---\nname: honest\ndescription: A real project skill.\n---\nBody.\n",
+    );
+    fixture.write(
+        "repo/shared/inside/SKILL.md",
+        "---\nname: inside\ndescription: Linked from inside the repository.\n---\n",
+    );
+    let link = |target: &str, link: &str| {
+        let link = fixture.path(link);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(fixture.path(target), link).unwrap();
+    };
+    std::fs::create_dir_all(fixture.path("repo/.claude/skills/code-review")).unwrap();
+    link(
+        "victim/.ssh/id_rsa",
+        "repo/.claude/skills/code-review/SKILL.md",
+    );
+    link(
+        "victim/looks-like-a-skill",
+        "repo/.claude/skills/linked-out",
+    );
+    link("repo/shared/inside", "repo/.claude/skills/linked-in");
+    link("victim/skills-elsewhere", "repo/.agents/skills");
+    fixture
+}
+
+const PROJECT_ONLY: &[&str] = &["--project-dir", "repo", "--no-user", "--no-plugins"];
+
+#[tokio::test]
+async fn symlinks_out_of_a_project_are_not_followed() {
+    let fixture = hostile_repository();
+    let server = fixture.serve(PROJECT_ONLY).await;
+    let description = server.description().await;
+    assert_eq!(
+        description,
+        "Load a skill by name to get specialized instructions.\n\nAvailable skills:\n\
+         - honest: A real project skill.\n\
+         - inside: Linked from inside the repository."
+    );
+    for name in ["code-review", "stolen", "linked-out", "other"] {
+        let result = server.call(name).await;
+        assert!(crate::common::is_error(&result), "{name}");
+        let text = crate::common::text(&result);
+        assert!(!text.contains("SECRET"), "{name}: {text}");
+    }
+    let (status, stderr) = server.stop().await;
+    assert!(status.success());
+    assert!(!stderr.contains("SECRET"), "{stderr}");
+    for link in [
+        "repo/.claude/skills/code-review/SKILL.md",
+        "repo/.claude/skills/linked-out",
+        "repo/.agents/skills",
+    ] {
+        let path = fixture.path(link);
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains("[symlink-outside-project]")
+                    && l.contains(&format!("{}:", path.display()))),
+            "no symlink-outside-project for {link}:\n{stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_skill_md_swapped_for_a_link_out_after_start_up_is_not_read() {
+    let fixture = hostile_repository();
+    // Neither the watcher nor the interval may refresh behind the test's back.
+    let mut args = PROJECT_ONLY.to_vec();
+    args.extend(["--no-watch", "--refresh-interval", "0"]);
+    let server = fixture.serve(&args).await;
+    assert!(crate::common::text(&server.call("honest").await).starts_with("Loading: honest\n"));
+    let file = fixture.path("repo/.claude/skills/honest/SKILL.md");
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(fixture.path("victim/looks-like-a-skill/SKILL.md"), &file).unwrap();
+    let result = server.call("honest").await;
+    assert!(crate::common::is_error(&result));
+    assert_eq!(
+        crate::common::text(&result),
+        "Skill 'honest' could not be read: it now leads outside the project (a symlink), so it is not read. The file must be fixed before the skill can be used (`skillserve check` shows how); do not retry, pick another skill or tell the user."
+    );
+    // A file that lost its frontmatter is no skill any more either.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, "Just some text.\n").unwrap();
+    let result = server.call("honest").await;
+    assert!(crate::common::text(&result).contains("it has no frontmatter any more"));
+    server.stop().await;
+}
+
+#[test]
+fn json_output_stays_valid_with_names_that_are_not_utf8_or_hold_line_breaks() {
+    use std::os::unix::ffi::OsStrExt;
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write(
+        "skills/good/SKILL.md",
+        "---\nname: good\ndescription: Fine.\n---\n",
+    );
+    let bad = fixture
+        .path("skills")
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\ndescription: Latin-1 folder.\n---\n",
+    )
+    .unwrap();
+    fixture.write(
+        "skills/two\nlines/SKILL.md",
+        "---\ndescription: A folder name with a line break.\n---\n",
+    );
+    let only = ["--skills-dir", "skills", "--no-user", "--no-project"];
+    let out = fixture
+        .command(&[&["list", "--json"][..], &only].concat())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let items: Vec<Value> = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let names: Vec<&str> = items.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["good"]);
+
+    let out = fixture
+        .command(&[&["check", "--json"][..], &only].concat())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let unusable: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "path-unusable")
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(unusable.len(), 2, "{report}");
+    assert!(unusable.iter().any(|p| p.ends_with("caf\u{fffd}")));
+    assert!(unusable.iter().any(|p| p.ends_with("two\nlines")));
+
+    // The plain listing escapes what it shows.
+    let out = fixture.run(&[&["check"][..], &only].concat());
+    assert!(out.stdout.contains("two\\nlines"), "{}", out.stdout);
+}
+
+#[test]
+fn a_mistyped_log_level_is_a_usage_error() {
+    let fixture = Fixture::new();
+    for level in ["verbose", "debg", "skillserve=loud"] {
+        let out = fixture.run(&["--log-level", level, "list"]);
+        assert_eq!(out.status.code(), Some(2), "{level}");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "skillserve: --log-level `{level}` is not a log level: use one of off, error, warn, info, debug, trace, or a filter such as `skillserve=debug,rmcp=info`\n"
+            )
+        );
+    }
+    let out = fixture
+        .command(&["list"])
+        .env("SKILLSERVE_LOG", "verbose")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = fixture.run(&["--log-level", "DEBUG", "list"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_2026_client_that_listens_hears_of_a_change() {
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write(
+        "skills/alpha/SKILL.md",
+        "---\nname: alpha\ndescription: First.\n---\n",
+    );
+    let command = fixture.command(&["--skills-dir", "skills", "--no-project", "--no-plugins"]);
+    let mut server = crate::common::Server::start_2026(command).await;
+    assert!(server.description().await.contains("- alpha: First."));
+    server.watching().await;
+    let mut subscription = server
+        .client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen is accepted");
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    fixture.write(
+        "skills/beta/SKILL.md",
+        "---\nname: beta\ndescription: Added.\n---\n",
+    );
+    let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+        .await
+        .expect("a notification within 10 s")
+        .expect("the stream is healthy")
+        .expect("not ended");
+    assert!(
+        matches!(
+            notification,
+            ServerNotification::ToolListChangedNotification(_)
+        ),
+        "{notification:?}"
+    );
+    assert!(server.description().await.contains("- beta: Added."));
+    // Nothing was sent outside the stream.
+    assert!(server.notifications.try_recv().is_err());
+    server.stop().await;
+}
+
+#[test]
+fn the_tool_description_can_be_printed_as_a_client_gets_it() {
+    let fixture = Fixture::new();
+    let out = fixture.run(&[
+        "list",
+        "--description",
+        "--description-budget",
+        "300",
+        "--skills-dir",
+        "custom",
+        "--no-user",
+        "--no-project",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let description = out.stdout.strip_suffix('\n').unwrap();
+    assert!(description.chars().count() <= 300, "{description}");
+    assert!(description.starts_with("Load a skill by name to get specialized instructions.\n\nAvailable skills:\n- canvas-design"));
+}

@@ -164,6 +164,14 @@ impl ClientHandler for Notifications {
     }
 }
 
+/// How the test client connects.
+enum Protocol {
+    /// 2025-11-25 and older: `initialize`.
+    Initialize,
+    /// 2026-07-28: `server/discover`, then self-contained requests.
+    Discover,
+}
+
 /// The server process and an rmcp client connected to it.
 pub struct Server {
     pub client: RunningService<RoleClient, Notifications>,
@@ -241,6 +249,17 @@ impl Stderr {
 
 impl Server {
     pub async fn start(command: std::process::Command) -> Server {
+        Server::start_with(command, Protocol::Initialize).await
+    }
+
+    /// Starts the server and connects a client of the 2026-07-28 protocol:
+    /// `server/discover` and per-request `_meta`, no `initialize`.
+    pub async fn start_2026(command: std::process::Command) -> Server {
+        Server::start_with(command, Protocol::Discover).await
+    }
+
+    async fn start_with(command: std::process::Command, protocol: Protocol) -> Server {
+        use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
         let mut command = tokio::process::Command::from(command);
         command
             .stdin(Stdio::piped())
@@ -252,13 +271,24 @@ impl Server {
         let stdin = child.stdin.take().unwrap();
         let stderr = Stderr::collect(child.stderr.take().unwrap());
         let (sender, notifications) = mpsc::unbounded_channel();
-        let client = tokio::time::timeout(
-            Duration::from_secs(20),
-            Notifications { sender }.serve((stdout, stdin)),
-        )
-        .await
-        .expect("initialize within 20 s")
-        .expect("initialize succeeds");
+        let handler = Notifications { sender };
+        let connect = async {
+            match protocol {
+                Protocol::Initialize => handler.serve((stdout, stdin)).await,
+                Protocol::Discover => {
+                    let lifecycle = ClientLifecycleMode::Discover {
+                        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                    };
+                    handler
+                        .serve_with_lifecycle((stdout, stdin), lifecycle)
+                        .await
+                }
+            }
+        };
+        let client = tokio::time::timeout(Duration::from_secs(20), connect)
+            .await
+            .expect("connected within 20 s")
+            .expect("the handshake succeeds");
         Server {
             client,
             child,
