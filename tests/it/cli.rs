@@ -436,7 +436,14 @@ fn no_home_means_no_user_skills_and_one_warning() {
 #[test]
 fn list_names_missing_folders_and_agrees_with_check() {
     let fixture = Fixture::new();
-    let only = ["--skills-dir", "custom", "--skills-dir", "typo", "--no-user", "--no-project"];
+    let only = [
+        "--skills-dir",
+        "custom",
+        "--skills-dir",
+        "typo",
+        "--no-user",
+        "--no-project",
+    ];
     let list = fixture.run(&args(&["list"], &only));
     assert_eq!(list.status.code(), Some(0));
     let stdout = fixture.anonymize(&list.stdout);

@@ -452,3 +452,50 @@ fn the_tool_description_can_be_printed_as_a_client_gets_it() {
     assert!(description.chars().count() <= 300, "{description}");
     assert!(description.starts_with("Load a skill by name to get specialized instructions.\n\nAvailable skills:\n- canvas-design"));
 }
+
+/// Someone who runs `skillserve` by hand in a terminal learns what it is
+/// waiting for, in one line on stderr.
+#[test]
+fn run_by_hand_on_a_terminal_it_says_what_it_waits_for() {
+    use std::io::{BufRead, BufReader};
+    use std::os::fd::FromRawFd;
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes two descriptors it opened into the integers we
+    // own; the null pointers ask for no name, settings or window size.
+    let opened = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0);
+    // SAFETY: both descriptors were just opened by openpty and are owned here.
+    let (leader, follower) = unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(leader),
+            std::os::fd::OwnedFd::from_raw_fd(follower),
+        )
+    };
+    let fixture = Fixture::new();
+    let mut child = fixture
+        .command(ARGS)
+        .stdin(std::process::Stdio::from(follower))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(leader);
+    assert_eq!(
+        first,
+        "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`.\n"
+    );
+}
