@@ -171,6 +171,14 @@ pub struct ServeArgs {
     /// Maximum characters of the `skill` tool description [default: 8000, minimum: 300].
     #[arg(long, value_name = "CHARS")]
     pub description_budget: Option<usize>,
+
+    /// Do not offer skills as MCP prompts (slash commands).
+    #[arg(long)]
+    pub no_prompts: bool,
+
+    /// Do not offer skill files as MCP resources (and so not the skills extension).
+    #[arg(long)]
+    pub no_resources: bool,
 }
 
 /// Options of `import`.
@@ -309,6 +317,10 @@ impl Cli {
                 Some("--no-watch")
             } else if self.serve.description_budget.is_some() {
                 Some("--description-budget")
+            } else if self.serve.no_prompts {
+                Some("--no-prompts")
+            } else if self.serve.no_resources {
+                Some("--no-resources")
             } else {
                 None
             };
@@ -330,6 +342,8 @@ impl Cli {
             description_budget: budget,
             refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
             watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
+            prompts: !(self.serve.no_prompts || after.is_some_and(|a| a.no_prompts)),
+            resources: !(self.serve.no_resources || after.is_some_and(|a| a.no_resources)),
         })
     }
 

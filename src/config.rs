@@ -50,16 +50,11 @@ pub struct ServeOptions {
     pub refresh_interval: Option<Duration>,
     /// Whether file-system events trigger rescans.
     pub watch: bool,
-}
-
-impl Default for ServeOptions {
-    fn default() -> Self {
-        ServeOptions {
-            description_budget: DEFAULT_DESCRIPTION_BUDGET,
-            refresh_interval: Some(Duration::from_secs(DEFAULT_REFRESH_SECS)),
-            watch: true,
-        }
-    }
+    /// Whether skills are offered as MCP prompts (`--no-prompts` turns them off).
+    pub prompts: bool,
+    /// Whether skill files are offered as MCP resources and through the
+    /// skills extension (`--no-resources` turns them off).
+    pub resources: bool,
 }
 
 /// The environment, captured once at start-up: the variables skillserve

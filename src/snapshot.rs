@@ -184,6 +184,17 @@ impl Snapshot {
         Arc::ptr_eq(&self.index, &other.index)
     }
 
+    /// Whether `self` and `other` list the same names and descriptions (what
+    /// the prompts and resources lists show), in the same order.
+    pub fn same_listing(&self, other: &Snapshot) -> bool {
+        self.same_skills(other)
+            || self
+                .skills()
+                .iter()
+                .map(|s| (&s.name, s.description()))
+                .eq(other.skills().iter().map(|s| (&s.name, s.description())))
+    }
+
     /// Served skills in display order.
     pub fn skills(&self) -> &[Skill] {
         &self.index.skills

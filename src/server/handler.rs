@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, MetaObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
     ToolAnnotations,
 };
@@ -14,7 +15,9 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::config::ServeOptions;
 use crate::render;
+use crate::server::prompts;
 use crate::server::registry::Registry;
 use crate::server::rescan::Caller;
 
@@ -63,13 +66,25 @@ pub fn tool(description: &str) -> Tool {
 pub struct SkillServer {
     registry: Arc<Registry>,
     caller: Caller,
+    /// Whether skills are offered as prompts (`--no-prompts` turns them off).
+    prompts: bool,
 }
 
 impl SkillServer {
-    pub fn new(registry: Arc<Registry>) -> SkillServer {
+    pub fn new(registry: Arc<Registry>, options: &ServeOptions) -> SkillServer {
         SkillServer {
             caller: Caller::new(Arc::clone(&registry)),
             registry,
+            prompts: options.prompts,
+        }
+    }
+
+    /// Prompts and completions answer -32601 when they are switched off.
+    fn prompts_offered<M: rmcp::model::ConstString>(&self) -> Result<(), ErrorData> {
+        if self.prompts {
+            Ok(())
+        } else {
+            Err(ErrorData::method_not_found::<M>())
         }
     }
 }
@@ -93,14 +108,22 @@ fn name_argument(request: &CallToolRequestParams) -> Result<&str, &'static str> 
 
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.prompts {
+            let with_prompts = ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_completions()
+                .build();
+            capabilities.prompts = with_prompts.prompts;
+            capabilities.completions = with_prompts.completions;
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -150,20 +173,53 @@ impl ServerHandler for SkillServer {
         .into())
     }
 
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.prompts_offered::<rmcp::model::ListPromptsRequestMethod>()?;
+        prompts::list(&self.registry.current(), request.as_ref())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompts_offered::<rmcp::model::GetPromptRequestMethod>()?;
+        Ok(prompts::get(&self.caller, &request).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.prompts_offered::<rmcp::model::CompleteRequestMethod>()?;
+        Ok(prompts::complete(&self.registry.current(), &request))
+    }
+
     /// 2026-07-28 clients hear of changes only on a `subscriptions/listen`
-    /// stream (behaviour.md §13): this server offers tools list changes.
+    /// stream (behaviour.md §13): tools, and prompts when they are offered.
     fn accepted_subscription_filter(
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
+        if self.prompts {
+            accepted = accepted.prompts_list_changed();
+        }
+        Some(accepted.build())
     }
 
-    /// Runs one listen stream: every change of the tool description is sent
-    /// on it until the client cancels it or goes away.
+    /// Runs one listen stream: every change of what clients list is sent on
+    /// it, as far as the stream accepted it, until the client cancels it or
+    /// goes away.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.registry.description_changes();
-        changes.borrow_and_update();
+        let mut changes = self.registry.changes();
+        let mut seen = *changes.borrow_and_update();
+        let accepted = context.accepted().clone();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
@@ -171,11 +227,23 @@ impl ServerHandler for SkillServer {
                     if changed.is_err() {
                         return Ok(());
                     }
-                    if let Err(err) = context.sink().notify_tool_list_changed().await {
+                    let now = *changes.borrow_and_update();
+                    let changed = now.since(seen);
+                    seen = now;
+                    let sink = context.sink();
+                    let sent = async {
+                        if changed.tools && accepted.tools_list_changed == Some(true) {
+                            sink.notify_tool_list_changed().await?;
+                        }
+                        if changed.listing && accepted.prompts_list_changed == Some(true) {
+                            sink.notify_prompt_list_changed().await?;
+                        }
+                        Ok::<(), rmcp::service::SubscriptionSendError>(())
+                    };
+                    if let Err(err) = sent.await {
                         tracing::debug!("listen stream closed: {err}");
                         return Ok(());
                     }
-                    tracing::debug!("sent notifications/tools/list_changed on a listen stream");
                 }
             }
         }
@@ -191,7 +259,9 @@ impl ServerHandler for SkillServer {
     ) -> Result<CustomResult, ErrorData> {
         let problem = match request.method.as_str() {
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
-            "tools/list" => request.params_as::<PaginatedRequestParams>().err(),
+            "tools/list" | "prompts/list" => request.params_as::<PaginatedRequestParams>().err(),
+            "prompts/get" => request.params_as::<GetPromptRequestParams>().err(),
+            "completion/complete" => request.params_as::<CompleteRequestParams>().err(),
             "initialize" | "ping" => None,
             _ => {
                 return Err(ErrorData::new(

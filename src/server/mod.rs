@@ -8,6 +8,8 @@
 
 mod events;
 mod handler;
+mod page;
+mod prompts;
 mod registry;
 mod rescan;
 mod transport;
@@ -49,7 +51,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     };
     log_startup(&registry, &options, started.elapsed());
 
-    let server = SkillServer::new(Arc::clone(&registry));
+    let server = SkillServer::new(Arc::clone(&registry), &options);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {
@@ -64,7 +66,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     };
     // Background tasks run until the process exits (see `main`): tearing
     // them down would cost more than it saves.
-    notify_changes(&registry, running.peer().clone());
+    notify_changes(&registry, running.peer().clone(), &options);
     if let Some(every) = options.refresh_interval {
         registry.spawn_interval(every);
     }
@@ -92,21 +94,39 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     Ok(stop)
 }
 
-/// Sends `notifications/tools/list_changed` whenever the description changes,
-/// to a client that connected with `initialize` (2025-11-25 and older). A
-/// 2026-07-28 client hears of changes only on the `subscriptions/listen`
-/// streams it opens (`handler`). A client that has gone away makes sending
-/// fail; that is not an error.
-fn notify_changes(registry: &Registry, peer: Peer<RoleServer>) {
-    let mut changes = registry.description_changes();
+/// Sends the list-changed notifications (tools, and prompts and resources
+/// when they are offered) whenever those lists change, to a client that
+/// connected with `initialize` (2025-11-25 and older). A 2026-07-28 client
+/// hears of changes only on the `subscriptions/listen` streams it opens
+/// (`handler`). A client that has gone away makes sending fail; that is not an
+/// error.
+fn notify_changes(registry: &Registry, peer: Peer<RoleServer>, options: &ServeOptions) {
+    let mut changes = registry.changes();
+    let (prompts, resources) = (options.prompts, options.resources);
     tokio::spawn(async move {
+        let mut seen = *changes.borrow_and_update();
         while changes.changed().await.is_ok() {
+            let now = *changes.borrow_and_update();
+            let changed = now.since(seen);
+            seen = now;
             if peer.peer_info().is_none() {
                 continue;
             }
-            match peer.notify_tool_list_changed().await {
-                Ok(()) => tracing::debug!("sent notifications/tools/list_changed"),
-                Err(err) => tracing::debug!("could not send tools/list_changed: {err}"),
+            let sent = async {
+                if changed.tools {
+                    peer.notify_tool_list_changed().await?;
+                }
+                if changed.listing && prompts {
+                    peer.notify_prompt_list_changed().await?;
+                }
+                if changed.listing && resources {
+                    peer.notify_resource_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::ServiceError>(())
+            };
+            match sent.await {
+                Ok(()) => tracing::debug!("sent list-changed notifications: {changed:?}"),
+                Err(err) => tracing::debug!("could not send list-changed notifications: {err}"),
             }
         }
     });

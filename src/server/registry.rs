@@ -28,6 +28,34 @@ pub struct Served {
     pub description: String,
 }
 
+/// Counters of what clients list, bumped on each change, so that a listener
+/// can tell which list-changed notifications to send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Versions {
+    /// The `skill` tool's description (`tools/list_changed`).
+    pub description: u64,
+    /// The served skills' names and descriptions: the prompts and resources
+    /// lists (`prompts/list_changed`, `resources/list_changed`).
+    pub listing: u64,
+}
+
+impl Versions {
+    /// What changed from `before` to `self`.
+    pub fn since(self, before: Versions) -> Changed {
+        Changed {
+            tools: self.description != before.description,
+            listing: self.listing != before.listing,
+        }
+    }
+}
+
+/// Which lists changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    pub tools: bool,
+    pub listing: bool,
+}
+
 /// The live set of skills.
 pub struct Registry {
     config: Config,
@@ -40,8 +68,8 @@ pub struct Registry {
     gate: Mutex<Gate>,
     /// The number of the last finished refresh.
     finished: watch::Sender<u64>,
-    /// Bumped whenever the rendered tool description changes.
-    description_version: watch::Sender<u64>,
+    /// Bumped whenever what clients list changes.
+    versions: watch::Sender<Versions>,
 }
 
 #[derive(Default)]
@@ -70,7 +98,7 @@ impl Registry {
             cache: Mutex::new(cache),
             gate: Mutex::new(Gate::default()),
             finished: watch::Sender::new(0),
-            description_version: watch::Sender::new(0),
+            versions: watch::Sender::new(Versions::default()),
         }
     }
 
@@ -88,9 +116,10 @@ impl Registry {
         self.current.load_full()
     }
 
-    /// A receiver that sees a new value whenever the tool description changes.
-    pub fn description_changes(&self) -> watch::Receiver<u64> {
-        self.description_version.subscribe()
+    /// A receiver that sees new [`Versions`] whenever what clients list
+    /// changes.
+    pub fn changes(&self) -> watch::Receiver<Versions> {
+        self.versions.subscribe()
     }
 
     /// A receiver that sees the number of every finished refresh.
@@ -170,8 +199,12 @@ impl Registry {
         }
         let changed = previous.description != current.description;
         log_refresh(&previous, &current, unchanged, changed, started.elapsed());
-        if changed {
-            self.description_version.send_modify(|v| *v += 1);
+        let listing_changed = !unchanged && !current.snapshot.same_listing(&previous.snapshot);
+        if changed || listing_changed {
+            self.versions.send_modify(|versions| {
+                versions.description += u64::from(changed);
+                versions.listing += u64::from(listing_changed);
+            });
         }
     }
 

@@ -12,6 +12,7 @@ mod cli;
 mod hostile;
 mod import;
 mod plugins;
+mod prompts;
 mod properties;
 mod refresh;
 mod server;

@@ -153,14 +153,24 @@ fn copy_tree(from: &Path, to: &Path, root: &Path) {
     }
 }
 
-/// Client side: forwards `tools/list_changed` notifications into a channel.
+/// Client side: forwards `tools/list_changed` notifications into one channel,
+/// and prompts and resources list changes into another.
 pub struct Notifications {
     sender: mpsc::UnboundedSender<()>,
+    lists: mpsc::UnboundedSender<&'static str>,
 }
 
 impl ClientHandler for Notifications {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.sender.send(());
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.lists.send("prompts");
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.lists.send("resources");
     }
 }
 
@@ -177,6 +187,8 @@ pub struct Server {
     pub client: RunningService<RoleClient, Notifications>,
     pub child: tokio::process::Child,
     pub notifications: mpsc::UnboundedReceiver<()>,
+    /// `prompts` and `resources` list changes, in the order they came.
+    pub list_changes: mpsc::UnboundedReceiver<&'static str>,
     stderr: Stderr,
 }
 
@@ -271,7 +283,8 @@ impl Server {
         let stdin = child.stdin.take().unwrap();
         let stderr = Stderr::collect(child.stderr.take().unwrap());
         let (sender, notifications) = mpsc::unbounded_channel();
-        let handler = Notifications { sender };
+        let (lists, list_changes) = mpsc::unbounded_channel();
+        let handler = Notifications { sender, lists };
         let connect = async {
             match protocol {
                 Protocol::Initialize => handler.serve((stdout, stdin)).await,
@@ -293,6 +306,7 @@ impl Server {
             client,
             child,
             notifications,
+            list_changes,
             stderr,
         }
     }

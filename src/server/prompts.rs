@@ -1,0 +1,184 @@
+//! Skills as MCP prompts: slash commands in clients that show prompts, and
+//! completion of skill names (behaviour.md §10).
+//!
+//! One prompt per served skill, named like the skill, with an optional `task`;
+//! and one prompt `skill` whose required `name` completes to skill names.
+//! `prompts/get` answers with what a `skill` call returns, as a user message.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResult,
+    ListPromptsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, Reference,
+    Role,
+};
+use serde_json::Value;
+
+use crate::answer::Answer;
+use crate::resolve;
+use crate::server::page::{self, Page};
+use crate::server::registry::Served;
+use crate::server::rescan::Caller;
+use crate::snapshot::Skill;
+
+/// The name of the prompt that loads any skill by name.
+pub const SKILL_PROMPT: &str = "skill";
+
+/// Completions returned at most (the MCP limit).
+const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
+
+/// `prompts/list`: the `skill` prompt, then one prompt per served skill (in
+/// the tool description's order), a page at a time.
+pub fn list(
+    served: &Served,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListPromptsResult, ErrorData> {
+    let skills = served.snapshot.skills();
+    // The `skill` prompt is item 0; a skill named `skill` is reached through it.
+    let items: Vec<Option<&Skill>> = std::iter::once(None)
+        .chain(
+            skills
+                .iter()
+                .filter(|s| !s.name.eq_ignore_ascii_case(SKILL_PROMPT))
+                .map(Some),
+        )
+        .collect();
+    let Page { items, next_cursor } = page::page(&items, request)?;
+    let prompts = items
+        .iter()
+        .map(|item| match item {
+            None => skill_prompt(),
+            Some(skill) => skill_as_prompt(skill),
+        })
+        .collect();
+    Ok(ListPromptsResult {
+        next_cursor,
+        ..ListPromptsResult::with_all_items(prompts)
+    })
+}
+
+fn skill_prompt() -> Prompt {
+    let name = PromptArgument::new("name")
+        .with_description("The skill to load, as listed (completion offers the names)")
+        .with_required(true);
+    let task = task_argument();
+    Prompt::new(
+        SKILL_PROMPT,
+        Some("Load a skill by name and follow its instructions"),
+        Some(vec![name, task]),
+    )
+}
+
+fn skill_as_prompt(skill: &Skill) -> Prompt {
+    let description = Some(skill.description()).filter(|d| !d.is_empty());
+    Prompt::new(
+        skill.name.as_str(),
+        description,
+        Some(vec![task_argument()]),
+    )
+}
+
+fn task_argument() -> PromptArgument {
+    PromptArgument::new("task")
+        .with_description("What to do with the skill (optional)")
+        .with_required(false)
+}
+
+/// `prompts/get`: the skill's answer as one user message, with the task as
+/// its last paragraph when one is given. An unknown prompt, or a skill that
+/// cannot be loaded, is an error carrying the `skill` tool's text.
+pub async fn get(
+    caller: &Caller,
+    request: &GetPromptRequestParams,
+) -> Result<GetPromptResult, ErrorData> {
+    let argument = |name: &str| -> Result<Option<&str>, ErrorData> {
+        match request.arguments.as_ref().and_then(|a| a.get(name)) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.as_str())),
+            Some(_) => Err(ErrorData::invalid_params(
+                format!("prompt argument `{name}` must be a string"),
+                None,
+            )),
+        }
+    };
+    let name = if request.name == SKILL_PROMPT {
+        match argument("name")? {
+            Some(name) if !name.trim().is_empty() => name.to_owned(),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "the `skill` prompt needs the argument `name`: the skill to load",
+                    None,
+                ));
+            }
+        }
+    } else {
+        request.name.clone()
+    };
+    let answer = caller.call(&name).await;
+    let text = match answer {
+        Answer::Skill(text) => text,
+        other => return Err(ErrorData::invalid_params(other.into_text(), None)),
+    };
+    let text = match argument("task")?.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(task) => format!("{text}\n\nTask: {task}"),
+        None => text,
+    };
+    Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+        Role::User,
+        text,
+    )]))
+}
+
+/// `completion/complete` for the `skill` prompt's `name`: skill names that
+/// start with what was typed (full or short name), then the most similar,
+/// at most 100, with the total.
+pub fn complete(served: &Served, request: &CompleteRequestParams) -> CompleteResult {
+    let wanted = matches!(&request.r#ref, Reference::Prompt(prompt)
+        if prompt.name == SKILL_PROMPT && request.argument.name == "name");
+    if !wanted {
+        return CompleteResult::default();
+    }
+    let names = matching_names(served, &request.argument.value);
+    completion(names)
+}
+
+/// Skill names matching `typed`: prefix matches first (in listing order),
+/// then fuzzy ones (best first).
+pub fn matching_names<'a>(served: &'a Served, typed: &str) -> Vec<&'a str> {
+    let snapshot = &served.snapshot;
+    let typed = typed.trim().to_lowercase();
+    let mut names: Vec<&str> = snapshot
+        .skills()
+        .iter()
+        .filter(|s| {
+            s.name.to_lowercase().starts_with(&typed)
+                || s.short_name().to_lowercase().starts_with(&typed)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    if !typed.is_empty() {
+        let fuzzy = resolve::suggest(snapshot, &typed, MAX_COMPLETIONS);
+        for skill in fuzzy {
+            if !names.contains(&skill.name.as_str()) {
+                names.push(&skill.name);
+            }
+        }
+    }
+    names
+}
+
+/// A completion of at most 100 of `values`, saying how many there are.
+pub fn completion(values: Vec<&str>) -> CompleteResult {
+    let total = values.len();
+    let shown: Vec<String> = values
+        .into_iter()
+        .take(MAX_COMPLETIONS)
+        .map(str::to_owned)
+        .collect();
+    let info = CompletionInfo::with_pagination(
+        shown,
+        Some(u32::try_from(total).unwrap_or(u32::MAX)),
+        total > MAX_COMPLETIONS,
+    )
+    .expect("at most MAX_VALUES values");
+    CompleteResult::new(info)
+}
