@@ -69,13 +69,29 @@ pub fn unique_name(base: &str, taken: &HashSet<String>) -> String {
 /// Lowercase ASCII letters and digits kept, every run of anything else one
 /// hyphen, no hyphen at either end.
 fn kebab(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('-') {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+            continue;
+        }
+        // camelCase and PascalCase words: `getTinyImage` → `get-tiny-image`,
+        // `HTTPServer` → `http-server`.
+        let prev = i.checked_sub(1).map(|p| chars[p]);
+        let next_is_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
+        let starts_word = c.is_ascii_uppercase()
+            && prev.is_some_and(|p| {
+                p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next_is_lower)
+            });
+        if starts_word && !out.is_empty() && !out.ends_with('-') {
             out.push('-');
         }
+        out.push(c.to_ascii_lowercase());
     }
     while out.ends_with('-') {
         out.pop();
@@ -544,6 +560,11 @@ mod tests {
             "varied-get-user-profile"
         );
         assert_eq!(base_name("My Server!", "--x--"), "my-server-x");
+        assert_eq!(
+            base_name("everything", "getTinyImage"),
+            "everything-get-tiny-image"
+        );
+        assert_eq!(base_name("web", "HTTPServer2Go"), "web-http-server2-go");
         assert_eq!(
             base_name("日本", "検索"),
             format!(
