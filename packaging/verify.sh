@@ -155,6 +155,7 @@ write_skill() {
 }
 write_skill "$home/.claude/skills" home-skill
 write_skill "$work/extra-skills" extra-skill
+write_skill "$work/more skills" more-skill
 mkdir -p "$work/project/.git"
 write_skill "$work/project/.claude/skills" project-skill
 echo "-- as a host launches the bundle, settings form left empty"
@@ -163,10 +164,10 @@ cat "$work/launch-empty.json"
 python3 packaging/mcp_session.py --version "$version" --launch "$work/launch-empty.json" --home "$home" --expect home-skill
 echo "-- as a host launches the bundle, both settings filled in"
 node packaging/mcpb/resolve.mjs "$mcpb_package" "$work/bundle" "$home" \
-    "{\"skills_dir\": \"$work/extra-skills\", \"project_dir\": \"$work/project\"}" >"$work/launch-filled.json"
+    "{\"skills_dirs\": [\"$work/extra-skills\", \"$work/more skills\"], \"project_dir\": \"$work/project\"}" >"$work/launch-filled.json"
 cat "$work/launch-filled.json"
 python3 packaging/mcp_session.py --version "$version" --launch "$work/launch-filled.json" --home "$home" \
-    --expect extra-skill --expect project-skill --expect home-skill
+    --expect extra-skill --expect more-skill --expect project-skill --expect home-skill
 took
 
 step "6. crate: cargo package --locked"

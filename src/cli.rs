@@ -78,7 +78,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the MCP server on stdin/stdout (the default).
-    Serve(ServeArgs),
+    Serve(ServeCommand),
     /// List the skills the server would offer.
     List {
         /// Print JSON instead of a table.
@@ -155,6 +155,19 @@ pub struct SharedArgs {
     /// [default: $SKILLSERVE_LOG, else info for the server and warn for commands].
     #[arg(long, value_name = "LEVEL", global = true)]
     pub log_level: Option<String>,
+}
+
+/// `serve` and its arguments.
+#[derive(Debug, Args)]
+pub struct ServeCommand {
+    #[command(flatten)]
+    pub options: ServeArgs,
+
+    /// More skills folders to serve, like --skills-dir (after those): a host
+    /// that hands over several folders as separate arguments (an MCP Bundle's
+    /// settings form) needs no flag before each.
+    #[arg(value_name = "SKILLS_DIR")]
+    pub folders: Vec<String>,
 }
 
 /// Options of the server.
@@ -307,7 +320,7 @@ impl Cli {
     /// The server options: those given after `serve` override those before it.
     pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
         let after = match &self.command {
-            Some(Command::Serve(args)) => Some(args),
+            Some(Command::Serve(serve)) => Some(&serve.options),
             _ => None,
         };
         if let Some(command) = self.command.as_ref().and_then(Command::name_if_not_serve) {
@@ -381,6 +394,11 @@ impl Cli {
         let mut custom_dirs = Vec::new();
         for dir in &args.skills_dirs {
             custom_dirs.push(expand("--skills-dir", dir)?);
+        }
+        if let Some(Command::Serve(serve)) = &self.command {
+            for dir in &serve.folders {
+                custom_dirs.push(expand("skills folder", dir)?);
+            }
         }
         if let Some(list) = &env.skills_dirs {
             for entry in std::env::split_paths(list) {
@@ -536,6 +554,28 @@ mod tests {
             err.to_string(),
             "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
         );
+    }
+
+    #[test]
+    fn serve_takes_skills_folders_as_arguments_after_the_flags() {
+        let mut env = env();
+        env.skills_dirs = Some("/from-env".into());
+        let (config, _) = parse(&["--skills-dir", "/flag", "serve", "/a", "~/b c"])
+            .config(&env)
+            .unwrap();
+        assert_eq!(
+            config.custom_dirs,
+            vec![
+                PathBuf::from("/flag"),
+                PathBuf::from("/a"),
+                PathBuf::from("/home/u/b c"),
+                PathBuf::from("/from-env")
+            ]
+        );
+        // A subcommand name is never taken for a folder, and serve flags may
+        // follow the folders.
+        let cli = parse(&["serve", "list", "--no-watch"]);
+        assert!(!cli.serve_options().unwrap().watch);
     }
 
     #[test]
