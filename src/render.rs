@@ -479,15 +479,18 @@ mod tests {
         assert!(!text.contains(": "));
     }
 
-    /// The listing of a folder holding `entries` (path, size).
+    /// A listing of `entries` (path, size), in the order given.
     fn listing<P: AsRef<str>>(entries: &[(P, u64)]) -> Listing {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, size) in entries {
-            let path = dir.path().join(path.as_ref());
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::File::create(path).unwrap().set_len(*size).unwrap();
+        Listing {
+            files: entries
+                .iter()
+                .map(|(path, size)| files::Entry {
+                    path: path.as_ref().to_owned(),
+                    size: *size,
+                })
+                .collect(),
+            truncated: None,
         }
-        files::list(dir.path())
     }
 
     #[test]
@@ -495,9 +498,9 @@ mod tests {
         let pdf = skill("pdf", "d");
         let files = listing(&[
             ("SKILL.md", 100),
-            ("scripts/fill_form.py", 4200),
-            ("references/forms.md", 12_595),
             ("assets/big.bin", 3 * 1024 * 1024 + 1),
+            ("references/forms.md", 12_595),
+            ("scripts/fill_form.py", 4200),
         ]);
         assert_eq!(
             files_block(&pdf, &files).unwrap(),
