@@ -145,7 +145,7 @@ pub struct SharedArgs {
     #[arg(long, global = true)]
     pub no_plugins: bool,
 
-    /// Skip SKILL.md files larger than N bytes.
+    /// Skip SKILL.md files larger than N bytes (and show no other skill file larger than N).
     #[arg(long, value_name = "N", global = true, default_value_t = DEFAULT_MAX_FILE_BYTES)]
     pub max_file_bytes: u64,
 
