@@ -1,12 +1,14 @@
 //! What a `skill` call returns, decided on one snapshot (behaviour.md §5.2,
-//! §5.3). The server and `skillserve show` both call [`answer`], so the CLI
-//! prints exactly what a client receives. Rescanning on a miss is the
-//! server's business; this module does blocking I/O and nothing else.
+//! §5.3, §9). The server and `skillserve show` both call [`answer`] and
+//! [`answer_file`], so the CLI prints exactly what a client receives.
+//! Rescanning on a miss is the server's business; this module does blocking
+//! I/O and nothing else.
 
 use std::sync::Arc;
 
 use crate::contents::Contents;
 use crate::disk::{self, ReadError};
+use crate::files::{self, Content, FileError, Files, Kind};
 use crate::parse;
 use crate::render;
 use crate::resolve::{self, MAX_SUGGESTIONS, Resolution};
@@ -15,8 +17,12 @@ use crate::snapshot::{Skill, Snapshot};
 /// What a `skill` call with some name returns.
 #[derive(Debug)]
 pub enum Answer {
-    /// The skill's text, with its `Loading:` header.
-    Skill(String),
+    /// The skill's text, with its `Loading:` header (the first content
+    /// block), and the list of its other files (the second), if it has any.
+    Skill {
+        text: String,
+        files: Option<String>,
+    },
     /// No skill has the name. `vanished` when the snapshot had one but its
     /// file is gone: the snapshot is out of date, and the user deleted the
     /// skill, so "not found" (not an I/O error) is the truthful answer.
@@ -36,49 +42,146 @@ pub enum Answer {
 }
 
 impl Answer {
-    /// The text the model reads.
+    /// The text the model reads first (for a skill, its SKILL.md).
     pub fn text(&self) -> &str {
         match self {
-            Answer::Skill(text) | Answer::Ambiguous(text) | Answer::Broken(text) => text,
+            Answer::Skill { text, .. } | Answer::Ambiguous(text) | Answer::Broken(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
     }
 
     pub fn is_error(&self) -> bool {
-        !matches!(self, Answer::Skill(_))
+        !matches!(self, Answer::Skill { .. })
     }
 
-    /// The text the model reads, without copying it.
+    /// The first text the model reads, without copying it.
     pub fn into_text(self) -> String {
+        self.into_blocks().swap_remove(0)
+    }
+
+    /// Every text content block, in order: one, or for a skill with other
+    /// files two.
+    pub fn into_blocks(self) -> Vec<String> {
         match self {
-            Answer::Skill(text) | Answer::Ambiguous(text) | Answer::Broken(text) => text,
-            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
+            Answer::Skill { text, files } => std::iter::once(text).chain(files).collect(),
+            Answer::Ambiguous(text) | Answer::Broken(text) => vec![text],
+            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => vec![text],
         }
     }
 }
 
-/// Resolves `name` in `snapshot` and reads the skill's file through
-/// `contents`.
-pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents) -> Answer {
-    match resolve::resolve(snapshot, name) {
-        Resolution::Found(skill) => match read(skill, contents) {
-            Ok(content) => Answer::Skill(render::loading(skill, &content)),
-            // The folder may be gone too, or be a file now.
-            Err(error) if error.is_gone() => {
-                tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
-                not_found(snapshot, name, Some(&skill.name))
-            }
-            Err(error) => Answer::Unreadable {
-                text: render::unreadable(&skill.name, &error.to_string(), !error.is_passing()),
-                error,
-            },
+/// Resolves `name` in `snapshot`, reads the skill's file through `contents`
+/// and lists its other files through `files`.
+pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Answer {
+    let skill = match find(snapshot, name) {
+        Ok(skill) => skill,
+        Err(answer) => return answer,
+    };
+    match read(skill, contents) {
+        Ok(content) => Answer::Skill {
+            text: render::loading(skill, &content),
+            files: render::files_block(skill, &files.listing(&skill.dir)),
         },
-        Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
-            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
-            None => not_found(snapshot, name, None),
+        // The folder may be gone too, or be a file now.
+        Err(error) if error.is_gone() => vanished(snapshot, name, skill),
+        Err(error) => Answer::Unreadable {
+            text: render::unreadable(&skill.name, &error.to_string(), !error.is_passing()),
+            error,
         },
     }
+}
+
+/// What a `skill` call with a `file` argument returns.
+#[derive(Debug)]
+pub enum FileAnswer {
+    /// A text file with its `Loading:` header, a folder's listing, or the
+    /// one line describing a binary file.
+    Text(String),
+    /// An image: a text block saying what follows, then the image.
+    Image {
+        text: String,
+        mime: &'static str,
+        bytes: Vec<u8>,
+    },
+    /// No skill has the name (or it cannot be loaded): what a call without
+    /// `file` would answer.
+    Skill(Answer),
+    /// The file cannot be served; the text says why.
+    Refused { text: String, error: FileError },
+}
+
+impl FileAnswer {
+    pub fn is_error(&self) -> bool {
+        match self {
+            FileAnswer::Text(_) | FileAnswer::Image { .. } => false,
+            FileAnswer::Skill(answer) => answer.is_error(),
+            FileAnswer::Refused { .. } => true,
+        }
+    }
+}
+
+/// Resolves `name` in `snapshot`, then `file` inside that skill's folder
+/// (behaviour.md §9), and reads it or lists it through `files`.
+pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -> FileAnswer {
+    let skill = match find(snapshot, name) {
+        Ok(skill) => skill,
+        Err(answer) => return FileAnswer::Skill(answer),
+    };
+    let refused = |error: FileError| FileAnswer::Refused {
+        text: render::file_error(&skill.name, file, &error),
+        error,
+    };
+    // A project skill whose folder became a symlink out of the repository
+    // since the scan: nothing in it is read (behaviour.md §12).
+    if let Some(fence) = &skill.fence
+        && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
+    {
+        return refused(FileError::Outside);
+    }
+    let target = match files::resolve(&skill.dir, file) {
+        Ok(target) => target,
+        Err(error) if !skill.dir.exists() => {
+            tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
+            return FileAnswer::Skill(vanished(snapshot, name, skill));
+        }
+        Err(error) => return refused(error),
+    };
+    let rel = target.rel();
+    if target.kind() == Kind::Folder {
+        let listing = files.folder_listing(&skill.dir, rel);
+        return FileAnswer::Text(render::folder(skill, rel, &listing));
+    }
+    match files.read(&target) {
+        Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(skill, rel, &text)),
+        Ok(Content::Image { bytes, mime }) => FileAnswer::Image {
+            text: render::loading_image(skill, rel, mime, bytes.len() as u64),
+            mime,
+            bytes,
+        },
+        Ok(Content::Binary { size, mime }) => {
+            FileAnswer::Text(render::binary_file(rel, mime, size))
+        }
+        Err(error) => refused(error),
+    }
+}
+
+/// The skill `name` resolves to, or the answer that says why there is none.
+fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Answer> {
+    match resolve::resolve(snapshot, name) {
+        Resolution::Found(skill) => Ok(skill),
+        Resolution::Ambiguous(matches) => Err(Answer::Ambiguous(render::ambiguous(name, &matches))),
+        Resolution::NotFound => Err(match snapshot.failed(&name.trim().to_lowercase()) {
+            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
+            None => not_found(snapshot, name, None),
+        }),
+    }
+}
+
+/// "Not found" for a skill of the snapshot whose files are gone: the user
+/// deleted it since the last scan.
+fn vanished(snapshot: &Snapshot, name: &str, skill: &Skill) -> Answer {
+    tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
+    not_found(snapshot, name, Some(&skill.name))
 }
 
 /// The skill's text as it is now, held to the scan's rules again: the file

@@ -48,6 +48,8 @@ Where skills are looked for, highest precedence first:
 Examples:
   skillserve list                     what the server would offer here
   skillserve show pdf                 exactly what a `skill` call with \"pdf\" returns
+  skillserve show pdf references/forms.md
+                                      the same for one of the skill's files
   skillserve check                    find broken or shadowed skills
   skillserve --skills-dir ~/my-skills serve an extra folder (first in precedence)
   skillserve import --mcp-settings ~/.cursor/mcp.json
@@ -94,10 +96,12 @@ pub enum Command {
         #[arg(long, value_name = "CHARS", requires = "description")]
         description_budget: Option<usize>,
     },
-    /// Print exactly what a `skill` call with NAME returns (exit 1 on error).
+    /// Print exactly what a `skill` call with NAME (and FILE) returns (exit 1 on error).
     Show {
         /// The skill name, as a model would type it.
         name: String,
+        /// A file inside the skill's folder (e.g. references/forms.md); a folder lists its files.
+        file: Option<String>,
     },
     /// Report broken files, shadowed names and other problems (exit 1 on errors).
     Check {
@@ -147,7 +151,7 @@ pub struct SharedArgs {
     #[arg(long, global = true)]
     pub no_plugins: bool,
 
-    /// Skip SKILL.md files larger than N bytes.
+    /// Skip SKILL.md files larger than N bytes (and show no other skill file larger than N).
     #[arg(long, value_name = "N", global = true, default_value_t = DEFAULT_MAX_FILE_BYTES)]
     pub max_file_bytes: u64,
 

@@ -10,10 +10,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::answer::{self, Answer};
+use crate::answer::{self, FileAnswer};
 use crate::contents::Contents;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
+use crate::files::Files;
 use crate::lint;
 use crate::render;
 use crate::roots::Source;
@@ -205,22 +206,7 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// `text` with control characters escaped, so that a hostile file name cannot
-/// drive the terminal (escape sequences, bells, carriage returns).
-pub(crate) fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
+pub(crate) use crate::render::printable;
 
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
@@ -268,25 +254,53 @@ impl<'a> ListItem<'a> {
     }
 }
 
-/// `skillserve show NAME`: the exact text a `skill` call returns, on stdout when
-/// it succeeds and on stderr (exit 1) when it is an error.
+/// `skillserve show NAME [FILE]`: the text blocks a `skill` call (with
+/// `file` when FILE is given) returns, on stdout when it succeeds and on
+/// stderr (exit 1) when it is an error. Each block ends with a line break
+/// (one is added when the text has none) and blocks are separated by a blank
+/// line. An image is not printed: its text block says what it is.
 pub fn show(
     snapshot: &Snapshot,
     name: &str,
+    file: Option<&str>,
     max_file_bytes: u64,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    match answer::answer(snapshot, name, &Contents::new(max_file_bytes)) {
-        Answer::Skill(text) => {
-            out.write_all(text.as_bytes())?;
-            Ok(ExitCode::Success)
+    let files = Files::new(max_file_bytes);
+    let answer = match file {
+        None => answer::answer(snapshot, name, &Contents::new(max_file_bytes), &files),
+        Some(file) => match answer::answer_file(snapshot, name, file, &files) {
+            FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
+                return write_blocks(out, [text]).map(|()| ExitCode::Success);
+            }
+            FileAnswer::Skill(answer) => answer,
+            FileAnswer::Refused { text, .. } => {
+                writeln!(err, "{text}")?;
+                return Ok(ExitCode::Failure);
+            }
+        },
+    };
+    if answer.is_error() {
+        writeln!(err, "{}", answer.text())?;
+        return Ok(ExitCode::Failure);
+    }
+    write_blocks(out, answer.into_blocks())?;
+    Ok(ExitCode::Success)
+}
+
+/// Text blocks, each ending with a line break, a blank line between two.
+fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -> io::Result<()> {
+    for (index, block) in blocks.into_iter().enumerate() {
+        if index > 0 {
+            out.write_all(b"\n")?;
         }
-        other => {
-            writeln!(err, "{}", other.text())?;
-            Ok(ExitCode::Failure)
+        out.write_all(block.as_bytes())?;
+        if !block.ends_with('\n') {
+            out.write_all(b"\n")?;
         }
     }
+    Ok(())
 }
 
 /// `skillserve check [--json]`: what the scan found plus the Agent Skills

@@ -13,6 +13,7 @@ pub mod contents;
 pub mod diagnostic;
 pub mod disk;
 pub mod exit_codes;
+pub mod files;
 pub mod import;
 pub mod lint;
 pub mod parse;

@@ -88,9 +88,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::List { json, all, .. }) => {
             commands::list(&load(), config.max_file_bytes, *json, *all, &mut out)?
         }
-        Some(Command::Show { name }) => commands::show(
+        Some(Command::Show { name, file }) => commands::show(
             &load(),
             name,
+            file.as_deref(),
             config.max_file_bytes,
             &mut out,
             &mut std::io::stderr(),

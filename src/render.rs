@@ -2,9 +2,11 @@
 //! answers to calls (behaviour.md §5.2, §5.3). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::diagnostic::Diagnostic;
+use crate::files::{self, FileError, Limit, Listing};
 use crate::snapshot::Skill;
 
 /// The first lines of the tool description.
@@ -229,6 +231,187 @@ pub fn unreadable(name: &str, reason: &str, lasting: bool) -> String {
     format!("Skill '{name}' could not be read: {reason}. {advice}")
 }
 
+/// A listing shows at most this many files; the rest are counted.
+pub const MAX_FILE_LINES: usize = 100;
+
+/// The second block of a plain call (behaviour.md §9): the skill's files
+/// other than its SKILL.md, how to read one, and where the listing stopped.
+/// `None` when the skill has no other files.
+pub fn files_block(skill: &Skill, listing: &Listing) -> Option<String> {
+    let own = skill.file.file_name().and_then(|n| n.to_str());
+    let others: Vec<&files::Entry> = listing
+        .files
+        .iter()
+        .filter(|e| Some(e.path.as_str()) != own)
+        .collect();
+    let first = others.first()?;
+    let mut out = format!(
+        "Files in this skill ({} to read one):",
+        how_to_read(&skill.name, &first.path)
+    );
+    file_lines(&mut out, &others, listing.truncated);
+    Some(out)
+}
+
+/// The answer when `file` names a folder ("" for the skill folder itself):
+/// the files below it, in the format of [`files_block`].
+pub fn folder(skill: &Skill, folder: &str, listing: &Listing) -> String {
+    let name = if folder.is_empty() {
+        skill.name.clone()
+    } else {
+        format!("{}/{folder}", skill.name)
+    };
+    let all: Vec<&files::Entry> = listing.files.iter().collect();
+    let Some(first) = all.first() else {
+        let mut out = format!(
+            "No files in {name}: hidden files and folders and `node_modules` are not listed."
+        );
+        if let Some(limit) = listing.truncated {
+            out.push('\n');
+            out.push_str(limit_line(limit));
+        }
+        return out;
+    };
+    let mut out = format!(
+        "Files in {name} ({} to read one):",
+        how_to_read(&skill.name, &first.path)
+    );
+    file_lines(&mut out, &all, listing.truncated);
+    out
+}
+
+/// `call skill with {"name": …, "file": …}`, the values as JSON strings.
+fn how_to_read(name: &str, file: &str) -> String {
+    let json = |text: &str| serde_json::Value::from(text).to_string();
+    format!(
+        "call skill with {{\"name\": {}, \"file\": {}}}",
+        json(name),
+        json(file)
+    )
+}
+
+/// `- path (size)` lines, at most [`MAX_FILE_LINES`] then how many more, and
+/// the line saying where the walk stopped.
+fn file_lines(out: &mut String, entries: &[&files::Entry], truncated: Option<Limit>) {
+    for entry in entries.iter().take(MAX_FILE_LINES) {
+        let _ = write!(out, "\n- {} ({})", entry.path, human_size(entry.size));
+    }
+    if entries.len() > MAX_FILE_LINES {
+        let _ = write!(out, "\n- … and {} more", entries.len() - MAX_FILE_LINES);
+    }
+    if let Some(limit) = truncated {
+        out.push('\n');
+        out.push_str(limit_line(limit));
+    }
+}
+
+fn limit_line(limit: Limit) -> &'static str {
+    match limit {
+        Limit::Files => {
+            "The listing stops at 512 files; name a folder as `file` to list the files in it."
+        }
+        Limit::Bytes => {
+            "The listing stops at 16 MiB of files; name a folder as `file` to list the files in it."
+        }
+        Limit::Folders => {
+            "The listing stops after 4096 folders; name a folder as `file` to list the files in it."
+        }
+        Limit::Depth => "Folders more than 16 levels deep are not listed.",
+    }
+}
+
+/// A size for people: bytes below 1 KB, else KB or MB (of 1024) with one
+/// decimal.
+pub fn human_size(bytes: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = KB * KB;
+    match bytes {
+        0..KB => format!("{bytes} B"),
+        KB..MB => format!("{:.1} KB", bytes as f64 / KB as f64),
+        _ => format!("{:.1} MB", bytes as f64 / MB as f64),
+    }
+}
+
+/// The answer for a text file: its own header, then the text exactly as read.
+pub fn loading_file(skill: &Skill, file: &str, text: &str) -> String {
+    format!(
+        "Loading: {}/{file}\nBase directory: {}\n\n{text}",
+        skill.name,
+        skill.dir.display()
+    )
+}
+
+/// The text block of an image (the image itself is another block).
+pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64) -> String {
+    format!(
+        "Loading: {}/{file}\nBase directory: {}\n\n{file} is an image ({mime}, {}).",
+        skill.name,
+        skill.dir.display(),
+        human_size(size)
+    )
+}
+
+/// The answer for a file that is neither text nor an image.
+pub fn binary_file(file: &str, mime: &str, size: u64) -> String {
+    format!(
+        "{file} is a binary file ({mime}, {}); it cannot be shown as text.",
+        human_size(size)
+    )
+}
+
+/// The answer when `file` cannot be served: `Skill 'pdf' has no file 'X'.`
+/// with similar paths, or why it is refused.
+pub fn file_error(name: &str, file: &str, error: &FileError) -> String {
+    let file = shown(file);
+    let FileError::NotFound { suggestions } = error else {
+        return format!("Skill '{name}' cannot serve '{file}': {error}.");
+    };
+    let mut out = format!("Skill '{name}' has no file '{file}'.");
+    if suggestions.is_empty() {
+        let _ = write!(
+            out,
+            " Call `skill` with {{\"name\": {}}} to see its files.",
+            serde_json::Value::from(name)
+        );
+        return out;
+    }
+    out.push_str(" Did you mean one of these?");
+    for path in suggestions {
+        out.push_str("\n- ");
+        out.push_str(path);
+    }
+    out.push_str("\nCall `skill` again with one of these as `file`.");
+    out
+}
+
+/// A requested path as an answer may quote it: control characters escaped
+/// (a line break must not forge a line), at most 200 characters.
+fn shown(file: &str) -> String {
+    const MAX_CHARS: usize = 200;
+    match file.char_indices().nth(MAX_CHARS) {
+        Some((end, _)) => format!("{}…", printable(&file[..end])),
+        None => printable(file).into_owned(),
+    }
+}
+
+/// `text` with control characters escaped, so that a hostile name cannot
+/// forge a line or drive a terminal (escape sequences, bells, carriage
+/// returns).
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +477,115 @@ mod tests {
         assert!(text.chars().count() <= 300);
         assert!(text.ends_with("\n- skill-19"), "{text}");
         assert!(!text.contains(": "));
+    }
+
+    /// A listing of `entries` (path, size), in the order given.
+    fn listing<P: AsRef<str>>(entries: &[(P, u64)]) -> Listing {
+        Listing {
+            files: entries
+                .iter()
+                .map(|(path, size)| files::Entry {
+                    path: path.as_ref().to_owned(),
+                    size: *size,
+                })
+                .collect(),
+            truncated: None,
+        }
+    }
+
+    #[test]
+    fn the_files_block_lists_the_other_files_and_how_to_read_one() {
+        let pdf = skill("pdf", "d");
+        let files = listing(&[
+            ("SKILL.md", 100),
+            ("assets/big.bin", 3 * 1024 * 1024 + 1),
+            ("references/forms.md", 12_595),
+            ("scripts/fill_form.py", 4200),
+        ]);
+        assert_eq!(
+            files_block(&pdf, &files).unwrap(),
+            "Files in this skill (call skill with {\"name\": \"pdf\", \"file\": \"assets/big.bin\"} to read one):\n\
+             - assets/big.bin (3.0 MB)\n\
+             - references/forms.md (12.3 KB)\n\
+             - scripts/fill_form.py (4.1 KB)"
+        );
+        assert_eq!(files_block(&pdf, &listing(&[("SKILL.md", 1)])), None);
+    }
+
+    #[test]
+    fn a_long_listing_stops_at_100_lines_and_says_where_the_walk_stopped() {
+        let pdf = skill("pdf", "d");
+        let mut files = listing(
+            &(0..150)
+                .map(|i| (format!("f{i:03}.md"), 1))
+                .collect::<Vec<_>>(),
+        );
+        files.truncated = Some(Limit::Files);
+        let text = files_block(&pdf, &files).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + 100 + 2);
+        assert_eq!(lines[100], "- f099.md (1 B)");
+        assert_eq!(lines[101], "- … and 50 more");
+        assert_eq!(
+            lines[102],
+            "The listing stops at 512 files; name a folder as `file` to list the files in it."
+        );
+    }
+
+    #[test]
+    fn a_folder_lists_its_files_or_says_it_has_none() {
+        let pdf = skill("pdf", "d");
+        let files = listing(&[("references/forms.md", 63)]);
+        assert_eq!(
+            folder(&pdf, "references", &files),
+            "Files in pdf/references (call skill with {\"name\": \"pdf\", \"file\": \"references/forms.md\"} to read one):\n- references/forms.md (63 B)"
+        );
+        assert_eq!(
+            folder(&pdf, "empty", &Listing::default()),
+            "No files in pdf/empty: hidden files and folders and `node_modules` are not listed."
+        );
+    }
+
+    #[test]
+    fn sizes_for_people() {
+        assert_eq!(human_size(0), "0 B");
+        assert_eq!(human_size(1023), "1023 B");
+        assert_eq!(human_size(1024), "1.0 KB");
+        assert_eq!(human_size(49_357), "48.2 KB");
+        assert_eq!(human_size(16 * 1024 * 1024), "16.0 MB");
+    }
+
+    #[test]
+    fn file_errors_name_the_skill_the_file_and_the_problem() {
+        assert_eq!(
+            file_error(
+                "pdf",
+                "reference/form.md",
+                &FileError::NotFound {
+                    suggestions: vec!["references/forms.md".into()]
+                }
+            ),
+            "Skill 'pdf' has no file 'reference/form.md'. Did you mean one of these?\n- references/forms.md\nCall `skill` again with one of these as `file`."
+        );
+        assert_eq!(
+            file_error(
+                "pdf",
+                "x",
+                &FileError::NotFound {
+                    suggestions: vec![]
+                }
+            ),
+            "Skill 'pdf' has no file 'x'. Call `skill` with {\"name\": \"pdf\"} to see its files."
+        );
+        assert_eq!(
+            file_error("pdf", "a\nb", &FileError::Control),
+            "Skill 'pdf' cannot serve 'a\\nb': the path holds a control character (a line break, say)."
+        );
+        let long = "x".repeat(300);
+        assert!(
+            file_error("pdf", &long, &FileError::TooLong)
+                .contains(&format!("'{}…'", "x".repeat(200)))
+        );
     }
 
     #[test]

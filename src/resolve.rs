@@ -34,7 +34,7 @@ pub fn resolve<'a>(snapshot: &'a Snapshot, query: &str) -> Resolution<'a> {
 pub const MAX_SUGGESTIONS: usize = 5;
 
 /// Below this similarity a name is not worth suggesting.
-const THRESHOLD: f64 = 0.75;
+pub(crate) const THRESHOLD: f64 = 0.75;
 
 /// Up to `limit` skills whose names are most like `query`, best first.
 ///
@@ -96,7 +96,9 @@ fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
     })
 }
 
-fn similarity(query: &str, candidate: &str) -> f64 {
+/// How alike two names are, from 0 to 1; both already lowercased (and, for
+/// skill names, with separators normalised).
+pub(crate) fn similarity(query: &str, candidate: &str) -> f64 {
     if query == candidate {
         return 1.0;
     }

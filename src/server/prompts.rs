@@ -115,7 +115,7 @@ pub async fn get(
     };
     let answer = caller.call(&name).await;
     let text = match answer {
-        Answer::Skill(text) => text,
+        Answer::Skill { text, .. } => text,
         other => return Err(ErrorData::invalid_params(other.into_text(), None)),
     };
     let text = match argument("task")?.map(str::trim).filter(|t| !t.is_empty()) {

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
+use crate::files::Files;
 use crate::render;
 use crate::scan::Cache;
 use crate::snapshot::{self, Snapshot};
@@ -62,6 +63,7 @@ pub struct Registry {
     budget: usize,
     current: ArcSwap<Served>,
     contents: Contents,
+    files: Files,
     /// Used only by the refresh that holds the gate; the mutex is never
     /// contended, it only makes the registry `Sync`.
     cache: Mutex<Cache>,
@@ -89,6 +91,7 @@ impl Registry {
         let description = render::tool_description(snapshot.skills(), budget);
         Registry {
             contents: Contents::new(config.max_file_bytes),
+            files: Files::new(config.max_file_bytes),
             config,
             budget,
             current: ArcSwap::from_pointee(Served {
@@ -109,6 +112,11 @@ impl Registry {
     /// The texts of called skills, shared by every request.
     pub fn contents(&self) -> &Contents {
         &self.contents
+    }
+
+    /// The listings and digests of skills' files, shared by every request.
+    pub fn files(&self) -> &Files {
+        &self.files
     }
 
     /// The current snapshot and description. Hold it for a whole request.

@@ -62,7 +62,12 @@ impl Caller {
     /// than the read (measured: 26 futex calls per request against 1.5).
     fn answer_now(&self, name: &str) -> Answer {
         let served = self.registry.current();
-        answer::answer(&served.snapshot, name, self.registry.contents())
+        answer::answer(
+            &served.snapshot,
+            name,
+            self.registry.contents(),
+            self.registry.files(),
+        )
     }
 
     fn next(&self, name: &str, answer: &Answer) -> Next {
@@ -91,7 +96,7 @@ impl Caller {
             }
             Answer::NotFound { .. }
             | Answer::Broken(_)
-            | Answer::Skill(_)
+            | Answer::Skill { .. }
             | Answer::Ambiguous(_) => Next::Answer,
         }
     }

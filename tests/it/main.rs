@@ -9,6 +9,7 @@
 mod common;
 
 mod cli;
+mod files;
 mod hostile;
 mod import;
 mod plugins;

@@ -1,0 +1,159 @@
+//! The files of a skill (`src/files.rs`): listing, the listing cache's check,
+//! digests cold and cached, resolving a path. On two skills written into
+//! `target/bench-corpus/files/` on every run: `s30` (a SKILL.md and 29 files
+//! of 1–40 KB in three folders, about 400 KB, like the larger skills of
+//! `anthropics/skills`) and `s600` (600 files of 1 KB in 20 folders: past
+//! the 512-file bound).
+//!
+//! Run with `cargo bench --bench files`; see `benches/README.md`.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use divan::counter::ItemsCount;
+use divan::{Bencher, black_box};
+
+use skillserve::files::{self, Files};
+
+fn main() {
+    skills();
+    divan::main();
+}
+
+/// (folders, files per folder, bytes per file) of each skill.
+const SHAPES: [(&str, usize, usize, usize); 2] = [("s30", 3, 10, 0), ("s600", 20, 30, 1024)];
+
+/// The skill folders, written once per run.
+fn skills() -> &'static [PathBuf; 2] {
+    static SKILLS: OnceLock<[PathBuf; 2]> = OnceLock::new();
+    SKILLS.get_or_init(|| {
+        let base = target_dir().join("bench-corpus").join("files");
+        if base.exists() {
+            std::fs::remove_dir_all(&base).expect("remove the old skills");
+        }
+        SHAPES.map(|(name, folders, per_folder, size)| {
+            let dir = base.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("SKILL.md"), "---\ndescription: d\n---\nbody\n").unwrap();
+            for folder in 0..folders {
+                let folder_dir = dir.join(format!("folder{folder:02}"));
+                std::fs::create_dir(&folder_dir).unwrap();
+                for file in 0..per_folder {
+                    // s30: 1 KB to 40 KB, varied; s600: 1 KB each.
+                    let len = if size == 0 {
+                        1024 * (1 + (folder * per_folder + file) * 39 / 29)
+                    } else {
+                        size
+                    };
+                    let len = len.min(40 * 1024);
+                    std::fs::write(
+                        folder_dir.join(format!("file{file:02}.md")),
+                        "x".repeat(len),
+                    )
+                    .unwrap();
+                }
+            }
+            dir
+        })
+    })
+}
+
+fn skill(name: &str) -> &'static Path {
+    let index = SHAPES.iter().position(|s| s.0 == name).unwrap();
+    &skills()[index]
+}
+
+/// `$CARGO_TARGET_DIR` when set (relative to the package), else `target/`.
+fn target_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => manifest.join(dir),
+        _ => manifest.join("target"),
+    }
+}
+
+const NAMES: [&str; 2] = ["s30", "s600"];
+
+/// The bounded walk, no cache: what a first call costs.
+#[divan::bench(args = NAMES)]
+fn list(bencher: Bencher, name: &str) {
+    let dir = skill(name);
+    let files = files::list(dir).files.len();
+    bencher
+        .counter(ItemsCount::new(files))
+        .bench(|| files::list(black_box(dir)));
+}
+
+/// A cached listing: one `stat` per folder read and per file listed.
+#[divan::bench(args = NAMES)]
+fn listing_cached(bencher: Bencher, name: &str) {
+    let dir = skill(name);
+    let files = Files::new(1 << 20);
+    let first = files.listing(dir);
+    assert!(std::sync::Arc::ptr_eq(&first, &files.listing(dir)));
+    bencher
+        .counter(ItemsCount::new(first.files.len()))
+        .bench(|| files.listing(black_box(dir)));
+}
+
+/// What a check of the folders alone would cost (not what the cache does:
+/// it would miss a file written in place).
+#[divan::bench(args = NAMES)]
+fn stat_folders_only(bencher: Bencher, name: &str) {
+    let dir = skill(name);
+    let mut folders: Vec<PathBuf> = vec![dir.to_path_buf()];
+    for entry in files::list(dir).files {
+        if let Some((folder, _)) = entry.path.rsplit_once('/') {
+            let folder = dir.join(folder);
+            if !folders.contains(&folder) {
+                folders.push(folder);
+            }
+        }
+    }
+    bencher.counter(ItemsCount::new(folders.len())).bench(|| {
+        for folder in &folders {
+            black_box(std::fs::metadata(folder).unwrap());
+        }
+    });
+}
+
+/// Every listed file's digest with an empty cache: read and hash them all.
+#[divan::bench(args = NAMES, sample_count = 20)]
+fn digests_cold(bencher: Bencher, name: &str) {
+    let dir = skill(name);
+    let listing = files::list(dir);
+    bencher
+        .counter(ItemsCount::new(listing.files.len()))
+        .with_inputs(|| Files::new(1 << 20))
+        .bench_local_refs(|files| {
+            for entry in &listing.files {
+                black_box(files.digest(dir, entry).unwrap());
+            }
+        });
+}
+
+/// Every listed file's digest from the cache: resolve and `stat` each.
+#[divan::bench(args = NAMES)]
+fn digests_cached(bencher: Bencher, name: &str) {
+    let dir = skill(name);
+    let files = Files::new(1 << 20);
+    let listing = files.listing(dir);
+    for entry in &listing.files {
+        files.digest(dir, entry).unwrap();
+    }
+    bencher
+        .counter(ItemsCount::new(listing.files.len()))
+        .bench(|| {
+            for entry in &listing.files {
+                black_box(files.digest(dir, entry).unwrap());
+            }
+        });
+}
+
+/// Resolving one path a client asked for (checks, two `canonicalize`, one
+/// `stat`).
+#[divan::bench]
+fn resolve(bencher: Bencher) {
+    let dir = skill("s30");
+    bencher.bench(|| files::resolve(black_box(dir), black_box("folder01/file05.md")).unwrap());
+}
