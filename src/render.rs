@@ -219,6 +219,11 @@ pub fn invalid_params(problem: &str) -> String {
     )
 }
 
+/// The answer when the `file` argument is given but is not a string.
+pub fn invalid_file_argument() -> String {
+    "Invalid params: `file`, when given, must be a string naming a file inside the skill's folder. Example: {\"name\": \"pdf\", \"file\": \"references/forms.md\"}".to_owned()
+}
+
 /// The answer when the skill's file cannot be read at call time. `lasting`
 /// says whether the file itself must be fixed (not UTF-8, too large, not a
 /// regular file) or the failure may pass (an I/O error).

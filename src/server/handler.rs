@@ -15,6 +15,10 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
+
+use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
 use crate::render;
 use crate::server::prompts;
@@ -27,6 +31,8 @@ pub const TOOL_NAME: &str = "skill";
 pub const TOOL_TITLE: &str = "Load skill";
 /// What the `name` argument is, for the input schema.
 pub const NAME_ARGUMENT_DESCRIPTION: &str = "Name of the skill to load, exactly as listed (e.g. `pdf` or `document-skills:pdf`); case does not matter.";
+/// What the `file` argument is, for the input schema.
+pub const FILE_ARGUMENT_DESCRIPTION: &str = "A file inside the skill's folder, as listed when the skill is loaded (e.g. `references/forms.md`); omit it to load the skill itself.";
 /// Lets Claude Code pass a long SKILL.md through uncut (its default cap is 25k tokens).
 pub const MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
@@ -38,7 +44,8 @@ pub fn tool(description: &str) -> Tool {
     let schema = json!({
         "type": "object",
         "properties": {
-            "name": { "type": "string", "description": NAME_ARGUMENT_DESCRIPTION }
+            "name": { "type": "string", "description": NAME_ARGUMENT_DESCRIPTION },
+            "file": { "type": "string", "description": FILE_ARGUMENT_DESCRIPTION }
         },
         "required": ["name"]
     });
@@ -87,6 +94,38 @@ impl SkillServer {
             Err(ErrorData::method_not_found::<M>())
         }
     }
+}
+
+/// The `file` argument, if given, or why it is unusable (`null` counts as
+/// not given).
+fn file_argument(request: &CallToolRequestParams) -> Result<Option<&str>, String> {
+    match request.arguments.as_ref().and_then(|a| a.get("file")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(file)) => Ok(Some(file)),
+        Some(_) => Err(render::invalid_file_argument()),
+    }
+}
+
+/// The content blocks of an answer with a `file`: text, or text and the image.
+fn file_blocks(answer: FileAnswer) -> Vec<ContentBlock> {
+    match answer {
+        FileAnswer::Text(text) | FileAnswer::Refused { text, .. } => {
+            vec![ContentBlock::text(text)]
+        }
+        FileAnswer::Image { text, mime, bytes } => vec![
+            ContentBlock::text(text),
+            ContentBlock::image(BASE64_STANDARD.encode(bytes), mime),
+        ],
+        FileAnswer::Skill(answer) => text_blocks(answer),
+    }
+}
+
+fn text_blocks(answer: Answer) -> Vec<ContentBlock> {
+    answer
+        .into_blocks()
+        .into_iter()
+        .map(ContentBlock::text)
+        .collect()
 }
 
 /// The `name` argument, or why it is unusable.
@@ -151,10 +190,12 @@ impl ServerHandler for SkillServer {
                 None,
             ));
         }
-        let name = match name_argument(&request) {
-            Ok(name) => name,
-            Err(problem) => {
-                let message = render::invalid_params(problem);
+        let arguments = name_argument(&request)
+            .map_err(render::invalid_params)
+            .and_then(|name| Ok((name, file_argument(&request)?)));
+        let (name, file) = match arguments {
+            Ok(arguments) => arguments,
+            Err(message) => {
                 let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
                 result.structured_content = Some(json!({
                     "error": { "code": ErrorCode::INVALID_PARAMS.0, "message": message }
@@ -162,9 +203,16 @@ impl ServerHandler for SkillServer {
                 return Ok(result.into());
             }
         };
-        let answer = self.caller.call(name).await;
-        let is_error = answer.is_error();
-        let content = vec![ContentBlock::text(answer.into_text())];
+        let (is_error, content) = match file {
+            None => {
+                let answer = self.caller.call(name).await;
+                (answer.is_error(), text_blocks(answer))
+            }
+            Some(file) => {
+                let answer = self.caller.call_file(name, file).await;
+                (answer.is_error(), file_blocks(answer))
+            }
+        };
         Ok(if is_error {
             CallToolResult::error(content)
         } else {

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::answer::{self, Answer};
+use crate::answer::{self, Answer, FileAnswer};
 use crate::server::registry::Registry;
 
 /// Misses (and passing read errors) trigger at most one rescan per this
@@ -54,6 +54,31 @@ impl Caller {
                 self.answer_now(name)
             }
         }
+    }
+
+    /// Answers a `skill` call with a `file`: a name that resolves to nothing
+    /// is handled like [`Caller::call`]'s miss, before the file is looked at.
+    pub async fn call_file(&self, name: &str, file: &str) -> FileAnswer {
+        let first = self.file_now(name, file);
+        let FileAnswer::Skill(answer) = &first else {
+            return first;
+        };
+        match self.next(name, answer) {
+            Next::Answer => first,
+            Next::RefreshInBackground => {
+                self.registry.request_refresh();
+                first
+            }
+            Next::RescanAndRetry => {
+                self.registry.refresh_and_wait().await;
+                self.file_now(name, file)
+            }
+        }
+    }
+
+    fn file_now(&self, name: &str, file: &str) -> FileAnswer {
+        let served = self.registry.current();
+        answer::answer_file(&served.snapshot, name, file, self.registry.files())
     }
 
     /// Answers from the current snapshot. The file is read on the executor:

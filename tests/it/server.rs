@@ -53,6 +53,10 @@ async fn tool_definition_is_exactly_the_contract() {
                     "name": {
                         "type": "string",
                         "description": "Name of the skill to load, exactly as listed (e.g. `pdf` or `document-skills:pdf`); case does not matter."
+                    },
+                    "file": {
+                        "type": "string",
+                        "description": "A file inside the skill's folder, as listed when the skill is loaded (e.g. `references/forms.md`); omit it to load the skill itself."
                     }
                 },
                 "required": ["name"]

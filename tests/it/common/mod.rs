@@ -382,10 +382,20 @@ impl Server {
     }
 }
 
-/// The text of a result's single content block.
+/// The text of a result's first content block: the whole answer, but for
+/// the list of a skill's other files (see [`blocks`]).
 pub fn text(result: &CallToolResult) -> &str {
-    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
+    assert!(!result.content.is_empty(), "a content block: {result:?}");
     &result.content[0].as_text().expect("text content").text
+}
+
+/// The texts of a result's content blocks.
+pub fn blocks(result: &CallToolResult) -> Vec<&str> {
+    result
+        .content
+        .iter()
+        .map(|block| block.as_text().expect("text content").text.as_str())
+        .collect()
 }
 
 pub fn is_error(result: &CallToolResult) -> bool {
