@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::contents::Contents;
 use crate::disk::{self, ReadError};
-use crate::files::{self, Content, FileError, Files, Kind};
+use crate::files::{self, Content, FileError, Files, Kind, Target};
 use crate::parse;
 use crate::render;
 use crate::resolve::{self, MAX_SUGGESTIONS, Resolution};
@@ -131,14 +131,7 @@ pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -
         text: render::file_error(&skill.name, file, &error),
         error,
     };
-    // A project skill whose folder became a symlink out of the repository
-    // since the scan: nothing in it is read (behaviour.md §12).
-    if let Some(fence) = &skill.fence
-        && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
-    {
-        return refused(FileError::Outside);
-    }
-    let target = match files::resolve(&skill.dir, file) {
+    let target = match target(skill, file) {
         Ok(target) => target,
         Err(error) if !skill.dir.exists() => {
             tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
@@ -163,6 +156,19 @@ pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -
         }
         Err(error) => refused(error),
     }
+}
+
+/// The file or folder `file` names inside `skill`'s folder, by the rules of
+/// [`files::resolve`]; `skill://` resources are found the same way.
+pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
+    // A project skill whose folder became a symlink out of the repository
+    // since the scan: nothing in it is read (behaviour.md §12).
+    if let Some(fence) = &skill.fence
+        && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
+    {
+        return Err(FileError::Outside);
+    }
+    files::resolve(&skill.dir, file)
 }
 
 /// The skill `name` resolves to, or the answer that says why there is none.

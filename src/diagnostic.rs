@@ -80,6 +80,7 @@ codes! {
     FieldNotText = "field-not-text",
     UnknownField = "unknown-field",
     LongFile = "long-file",
+    NotInSkillsList = "not-in-skills-list",
     // Claude Code plugin files.
     JsonInvalid = "json-invalid",
     JsonUnreadable = "json-unreadable",

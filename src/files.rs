@@ -580,6 +580,32 @@ fn classify(rel: &str, mut bytes: Vec<u8>, size: u64, partial: bool) -> Content 
     Content::Binary { size, mime }
 }
 
+/// A file's bytes as `resources/read` carries them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Raw {
+    /// UTF-8 without NUL bytes, of a type that is not binary by its
+    /// extension: every byte kept (a BOM too), so the text's UTF-8 is the
+    /// file.
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// The file `rel`'s `bytes` as text or as a blob, and its MIME type: by
+/// extension, else `text/plain` or `application/octet-stream`.
+pub fn raw(rel: &str, bytes: Vec<u8>) -> (Raw, &'static str) {
+    let known = known_type(rel);
+    let bytes = if known.is_none_or(|t| t.text) && !bytes.contains(&0) {
+        match String::from_utf8(bytes) {
+            Ok(text) => return (Raw::Text(text), known.map_or("text/plain", |t| t.mime)),
+            Err(err) => err.into_bytes(),
+        }
+    } else {
+        bytes
+    };
+    let mime = known.map_or("application/octet-stream", |t| t.mime);
+    (Raw::Blob(bytes), mime)
+}
+
 /// The types an image content block may hold.
 const IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
@@ -686,7 +712,19 @@ fn known_type(path: &str) -> Option<Type> {
 pub struct Files {
     max_file_bytes: u64,
     listings: Mutex<Listings>,
-    digests: Mutex<HashMap<PathBuf, (Stamp, [u8; 32])>>,
+    digests: Mutex<HashMap<PathBuf, Sum>>,
+}
+
+/// A file's version when it was hashed, its SHA-256 and the bytes hashed.
+type Sum = (Stamp, [u8; 32], u64);
+
+/// A file's digest and the size of the bytes it was computed over (the
+/// listing's size may be older: see [`Files::folder_listing`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hashed {
+    /// `sha256:` and 64 lowercase hex digits.
+    pub digest: String,
+    pub size: u64,
 }
 
 /// At most this many files and folders are kept, over all cached listings.
@@ -779,14 +817,17 @@ impl Files {
     /// now). A file that changed, or was swapped for a symlink out of the
     /// skill (another file, so another version), is resolved again with every
     /// check of [`resolve`] before it is read.
-    pub fn digest(&self, skill_dir: &Path, entry: &Entry) -> Result<String, FileError> {
+    pub fn digest(&self, skill_dir: &Path, entry: &Entry) -> Result<Hashed, FileError> {
         let path = skill_dir.join(&entry.path);
         let lock = || self.digests.lock().unwrap_or_else(PoisonError::into_inner);
         if let Ok(meta) = fs::metadata(&path)
-            && let Some((cached, sum)) = lock().get(&path)
+            && let Some((cached, sum, size)) = lock().get(&path)
             && *cached == Stamp::of(&meta)
         {
-            return Ok(hex(sum));
+            return Ok(Hashed {
+                digest: hex(sum),
+                size: *size,
+            });
         }
         let target = locate(skill_dir, &entry.path)?;
         let Kind::File { .. } = target.kind else {
@@ -795,18 +836,34 @@ impl Files {
         // Taken before reading: if the file changes while it is read, the
         // next call sees another version and reads it again.
         let version = Stamp::of(&fs::metadata(&target.path)?);
-        let sum = sha256(&target.path)?;
+        let (sum, size) = sha256(&target.path)?;
         let mut digests = lock();
         if digests.len() >= CACHED_DIGESTS {
             digests.clear();
         }
-        digests.insert(path, (version, sum));
-        Ok(hex(&sum))
+        digests.insert(path, (version, sum, size));
+        Ok(Hashed {
+            digest: hex(&sum),
+            size,
+        })
     }
 
     /// [`read`] with this server's size cap.
     pub fn read(&self, target: &Target) -> Result<Content, FileError> {
         read(target, self.max_file_bytes)
+    }
+
+    /// The bytes of the file `target` names, exactly as they are on disk (for
+    /// `resources/read`, whose bytes must match the digest), up to this
+    /// server's size cap.
+    pub fn bytes(&self, target: &Target) -> Result<Vec<u8>, FileError> {
+        let Kind::File { .. } = target.kind else {
+            return Err(FileError::NotRegular);
+        };
+        let (mut file, len) = disk::open_regular(&target.path, self.max_file_bytes)?;
+        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        disk::fill(&mut file, &mut buf, usize::MAX, self.max_file_bytes)?;
+        Ok(buf)
     }
 
     fn lock_listings(&self) -> std::sync::MutexGuard<'_, Listings> {
@@ -823,8 +880,9 @@ fn unchanged(checked: &Checked) -> bool {
         .all(|(path, stamp)| fs::metadata(path).is_ok_and(|meta| Stamp::of(&meta) == *stamp))
 }
 
-/// The SHA-256 of the regular file at `path`, read through a fixed buffer.
-fn sha256(path: &Path) -> Result<[u8; 32], FileError> {
+/// The SHA-256 of the regular file at `path` and the number of bytes hashed,
+/// read through a fixed buffer.
+fn sha256(path: &Path) -> Result<([u8; 32], u64), FileError> {
     let (mut file, _) = disk::open_regular(path, MAX_BYTES)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0; 64 * 1024];
@@ -846,7 +904,7 @@ fn sha256(path: &Path) -> Result<[u8; 32], FileError> {
         }
         hasher.update(&buf[..got]);
     }
-    Ok(hasher.finalize().into())
+    Ok((hasher.finalize().into(), total))
 }
 
 /// `sha256:` and the lowercase hex of `sum`.
@@ -1236,7 +1294,7 @@ mod tests {
         let listing = files.listing(&dir);
         let digest = |path: &str| {
             let entry = listing.files.iter().find(|e| e.path == path).unwrap();
-            files.digest(&dir, entry).unwrap()
+            files.digest(&dir, entry).unwrap().digest
         };
         assert_eq!(
             digest("abc.txt"),
@@ -1251,11 +1309,17 @@ mod tests {
             digest("million.txt"),
             "sha256:cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         );
-        // A changed file is hashed again.
-        std::fs::write(dir.join("abc.txt"), "abd").unwrap();
-        assert_ne!(
+        // A changed file is hashed again, and its size is the hashed one
+        // (the listing, made before, still says 3 bytes).
+        std::fs::write(dir.join("abc.txt"), "abcd").unwrap();
+        assert_eq!(
             digest("abc.txt"),
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+            "sha256:88d4266fd4e6338d13b845fcf289579d209c897823b9217da3e161936f031589"
+        );
+        let entry = listing.files.iter().find(|e| e.path == "abc.txt").unwrap();
+        assert_eq!(
+            (entry.size, files.digest(&dir, entry).unwrap().size),
+            (3, 4)
         );
     }
 

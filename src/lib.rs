@@ -24,3 +24,4 @@ pub mod roots;
 pub mod scan;
 pub mod server;
 pub mod snapshot;
+pub mod uri;

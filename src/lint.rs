@@ -12,6 +12,7 @@ use crate::disk;
 use crate::parse::NameFrom;
 use crate::scan::folder_name;
 use crate::snapshot::{Skill, Snapshot};
+use crate::uri;
 
 /// Longest `name` the specification allows.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -53,7 +54,26 @@ pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
                 .map(|f| f.at(&skill.file)),
         );
     }
+    for skill in snapshot.skills() {
+        if let Some(finding) = skills_list(skill) {
+            out.push(finding.at(&skill.file));
+        }
+    }
     out
+}
+
+/// A served skill the MCP skills extension's `skills/list` leaves out, since
+/// its name breaks the extension's rule (the server asks the same question).
+fn skills_list(skill: &Skill) -> Option<Finding> {
+    let why = uri::unlistable(skill)?;
+    Some(Finding::note(
+        Code::NotInSkillsList,
+        format!(
+            "'{}' is left out of `skills/list` (the MCP skills extension): {why}; the `skill` tool, prompts and resources still serve it",
+            skill.name
+        ),
+        "name it with lowercase letters, digits and single hyphens, at most 64 characters, like its folder",
+    ))
 }
 
 /// Every rule, applied to one skill.

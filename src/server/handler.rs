@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
-    ToolAnnotations,
+    ConstString, ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -21,9 +23,9 @@ use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
 use crate::render;
-use crate::server::prompts;
-use crate::server::registry::Registry;
+use crate::server::registry::{Registry, Served};
 use crate::server::rescan::Caller;
+use crate::server::{prompts, resources, skills};
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -75,6 +77,9 @@ pub struct SkillServer {
     caller: Caller,
     /// Whether skills are offered as prompts (`--no-prompts` turns them off).
     prompts: bool,
+    /// Whether skill files are offered as resources and through the skills
+    /// extension (`--no-resources` turns them off).
+    resources: bool,
 }
 
 impl SkillServer {
@@ -83,16 +88,39 @@ impl SkillServer {
             caller: Caller::new(Arc::clone(&registry)),
             registry,
             prompts: options.prompts,
+            resources: options.resources,
         }
     }
 
-    /// Prompts and completions answer -32601 when they are switched off.
-    fn prompts_offered<M: rmcp::model::ConstString>(&self) -> Result<(), ErrorData> {
-        if self.prompts {
-            Ok(())
-        } else {
-            Err(ErrorData::method_not_found::<M>())
-        }
+    /// Prompts answer -32601 when they are switched off.
+    fn prompts_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
+        offered::<M>(self.prompts)
+    }
+
+    /// Resources answer -32601 when they are switched off (rmcp answers the
+    /// skills extension's methods so, since it is then not declared).
+    fn resources_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
+        offered::<M>(self.resources)
+    }
+
+    /// Runs `work` on the current snapshot on a blocking thread: listings and
+    /// digests read folders and whole files.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Served, &crate::files::Files) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let registry = Arc::clone(&self.registry);
+        tokio::task::spawn_blocking(move || work(&registry.current(), registry.files()))
+            .await
+            .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
+    }
+}
+
+fn offered<M: ConstString>(on: bool) -> Result<(), ErrorData> {
+    if on {
+        Ok(())
+    } else {
+        Err(ErrorData::method_not_found::<M>())
     }
 }
 
@@ -155,10 +183,23 @@ impl ServerHandler for SkillServer {
             let with_prompts = ServerCapabilities::builder()
                 .enable_prompts()
                 .enable_prompts_list_changed()
-                .enable_completions()
                 .build();
             capabilities.prompts = with_prompts.prompts;
-            capabilities.completions = with_prompts.completions;
+        }
+        if self.resources {
+            let with_resources = ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_skills_with_directory_read()
+                .build();
+            capabilities.resources = with_resources.resources;
+            capabilities.extensions = with_resources.extensions;
+        }
+        if self.prompts || self.resources {
+            capabilities.completions = ServerCapabilities::builder()
+                .enable_completions()
+                .build()
+                .completions;
         }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
@@ -244,12 +285,82 @@ impl ServerHandler for SkillServer {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.prompts_offered::<rmcp::model::CompleteRequestMethod>()?;
-        Ok(prompts::complete(&self.registry.current(), &request))
+        offered::<rmcp::model::CompleteRequestMethod>(self.prompts || self.resources)?;
+        let served = self.registry.current();
+        if let Reference::Resource(_) = &request.r#ref {
+            if self.resources {
+                let files = self.registry.files();
+                return Ok(resources::complete(&served, files, &request).unwrap_or_default());
+            }
+            return Ok(CompleteResult::default());
+        }
+        if !self.prompts {
+            return Ok(CompleteResult::default());
+        }
+        Ok(prompts::complete(&served, &request))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources_offered::<rmcp::model::ListResourcesRequestMethod>()?;
+        resources::list(&self.registry.current(), request.as_ref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.resources_offered::<rmcp::model::ListResourceTemplatesRequestMethod>()?;
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.resources_offered::<rmcp::model::ReadResourceRequestMethod>()?;
+        let served = self.registry.current();
+        Ok(resources::read(&served, self.registry.files(), &request.uri)?.into())
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let page = PaginatedRequestParams::default().with_cursor(request.cursor.clone());
+        self.blocking(move |served, files| {
+            resources::read_directory(served, files, &request.uri, &page)
+        })
+        .await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        self.blocking(move |served, files| skills::list(served, files, request.as_ref()))
+            .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.blocking(move |served, files| skills::get(served, files, &request.uri))
+            .await
     }
 
     /// 2026-07-28 clients hear of changes only on a `subscriptions/listen`
-    /// stream (behaviour.md §13): tools, and prompts when they are offered.
+    /// stream (behaviour.md §13): tools, and prompts and resources when they
+    /// are offered.
     fn accepted_subscription_filter(
         &self,
         _requested: &SubscriptionFilter,
@@ -257,6 +368,9 @@ impl ServerHandler for SkillServer {
         let mut accepted = SubscriptionFilter::builder().tools_list_changed();
         if self.prompts {
             accepted = accepted.prompts_list_changed();
+        }
+        if self.resources {
+            accepted = accepted.resources_list_changed();
         }
         Some(accepted.build())
     }
@@ -286,6 +400,9 @@ impl ServerHandler for SkillServer {
                         if changed.listing && accepted.prompts_list_changed == Some(true) {
                             sink.notify_prompt_list_changed().await?;
                         }
+                        if changed.listing && accepted.resources_list_changed == Some(true) {
+                            sink.notify_resource_list_changed().await?;
+                        }
                         Ok::<(), rmcp::service::SubscriptionSendError>(())
                     };
                     if let Err(err) = sent.await {
@@ -310,6 +427,14 @@ impl ServerHandler for SkillServer {
             "tools/list" | "prompts/list" => request.params_as::<PaginatedRequestParams>().err(),
             "prompts/get" => request.params_as::<GetPromptRequestParams>().err(),
             "completion/complete" => request.params_as::<CompleteRequestParams>().err(),
+            "resources/list" | "resources/templates/list" | "skills/list" => {
+                request.params_as::<PaginatedRequestParams>().err()
+            }
+            "resources/read" => request.params_as::<ReadResourceRequestParams>().err(),
+            "resources/directory/read" => request
+                .params_as::<ReadResourceDirectoryRequestParams>()
+                .err(),
+            "skills/get" => request.params_as::<GetSkillRequestParams>().err(),
             "initialize" | "ping" => None,
             _ => {
                 return Err(ErrorData::new(

@@ -12,6 +12,8 @@ mod page;
 mod prompts;
 mod registry;
 mod rescan;
+mod resources;
+mod skills;
 mod transport;
 mod watch;
 

@@ -7,7 +7,7 @@
 //! one runs is coalesced into a single follow-up.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -20,6 +20,7 @@ use crate::files::Files;
 use crate::render;
 use crate::scan::Cache;
 use crate::snapshot::{self, Snapshot};
+use crate::uri;
 
 /// What the server serves now: a snapshot and the tool description rendered
 /// from it.
@@ -27,6 +28,31 @@ use crate::snapshot::{self, Snapshot};
 pub struct Served {
     pub snapshot: Snapshot,
     pub description: String,
+    /// The skills `skills/list` may list, found on its first request.
+    listable: OnceLock<Vec<usize>>,
+}
+
+impl Served {
+    fn new(snapshot: Snapshot, description: String) -> Served {
+        Served {
+            snapshot,
+            description,
+            listable: OnceLock::new(),
+        }
+    }
+
+    /// The indices (in [`Snapshot::skills`]) of the skills whose names the
+    /// skills extension accepts ([`uri::unlistable`]); computed once per
+    /// snapshot, when a client first asks, never at start-up.
+    pub fn listable(&self) -> &[usize] {
+        self.listable.get_or_init(|| {
+            let skills = self.snapshot.skills().iter().enumerate();
+            skills
+                .filter(|(_, skill)| uri::unlistable(skill).is_none())
+                .map(|(i, _)| i)
+                .collect()
+        })
+    }
 }
 
 /// Counters of what clients list, bumped on each change, so that a listener
@@ -94,10 +120,7 @@ impl Registry {
             files: Files::new(config.max_file_bytes),
             config,
             budget,
-            current: ArcSwap::from_pointee(Served {
-                snapshot,
-                description,
-            }),
+            current: ArcSwap::from_pointee(Served::new(snapshot, description)),
             cache: Mutex::new(cache),
             gate: Mutex::new(Gate::default()),
             finished: watch::Sender::new(0),
@@ -197,10 +220,7 @@ impl Registry {
         } else {
             render::tool_description(snapshot.skills(), self.budget)
         };
-        let current = Arc::new(Served {
-            snapshot,
-            description,
-        });
+        let current = Arc::new(Served::new(snapshot, description));
         self.current.store(Arc::clone(&current));
         for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
             diagnostic.log();

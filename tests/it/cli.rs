@@ -31,7 +31,7 @@ team:lint      custom   <T>/custom/team-lint
     A namespaced name; callable as `team:lint` or by its short name `lint`.
 
 6 skills (custom 6)
-2 errors, 3 warnings, 0 notes in 3 files; run `skillserve check` for details
+2 errors, 3 warnings, 2 notes in 3 files; run `skillserve check` for details
 "
     );
     assert_eq!(out.stderr, "");
@@ -62,7 +62,7 @@ fn list_all_shows_hidden_skills_and_what_hides_them() {
     assert!(
         stdout.ends_with(
             "\n15 skills (custom 6, project 3, user 6); 4 hidden\n\
-             3 errors, 9 warnings, 0 notes in 8 files; run `skillserve check` for details\n"
+             3 errors, 9 warnings, 2 notes in 8 files; run `skillserve check` for details\n"
         ),
         "{stdout}"
     );
@@ -451,7 +451,7 @@ fn list_names_missing_folders_and_agrees_with_check() {
         stdout.ends_with(
             "6 skills (custom 6)\n\
              warning[root-missing] <T>/typo: this skills path does not exist (yet) (check the path given to --skills-dir or SKILLSERVE_SKILLS_DIRS)\n\
-             2 errors, 4 warnings, 0 notes in 4 files; run `skillserve check` for details\n"
+             2 errors, 4 warnings, 2 notes in 4 files; run `skillserve check` for details\n"
         ),
         "{stdout}"
     );
@@ -459,7 +459,7 @@ fn list_names_missing_folders_and_agrees_with_check() {
     assert!(
         check
             .stdout
-            .ends_with("2 errors, 4 warnings, 0 notes in 4 files (6 skills served).\n"),
+            .ends_with("2 errors, 4 warnings, 2 notes in 4 files (6 skills served).\n"),
         "{}",
         check.stdout
     );

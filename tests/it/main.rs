@@ -16,5 +16,6 @@ mod plugins;
 mod prompts;
 mod properties;
 mod refresh;
+mod resources;
 mod server;
 mod trust;

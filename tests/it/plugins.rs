@@ -254,7 +254,7 @@ fn check_reports_disabled_missing_and_undeclared_paths() {
         assert!(stdout.contains(&expected), "missing:\n{expected}\nin:\n{stdout}");
     }
     assert!(
-        stdout.ends_with("0 errors, 2 warnings, 1 note in 3 files (14 skills served).\n"),
+        stdout.ends_with("0 errors, 2 warnings, 2 notes in 4 files (14 skills served).\n"),
         "{stdout}"
     );
 }

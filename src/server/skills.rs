@@ -1,0 +1,121 @@
+//! The MCP skills extension (SEP-2640, `io.modelcontextprotocol/skills`):
+//! `skills/list` and `skills/get` (behaviour.md §11). The files themselves
+//! are read through `resources/read` ([`super::resources`]).
+//!
+//! An entry is the skill's `SKILL.md` URI, its frontmatter as JSON, and every
+//! file of the skill with its SHA-256 digest and size, or `"dynamic"` when
+//! the listing stopped at a bound or a file could not be hashed. Listings and
+//! digests come from [`Files`], computed when a client asks and kept while
+//! the files are unchanged; never at start-up. Both run on a blocking thread.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CacheScope, GetSkillResult, ListSkillsResult, PaginatedRequestParams, Skill as Entry,
+    SkillFrontmatter, SkillResource, SkillResources,
+};
+
+use crate::files::Files;
+use crate::server::page::{self, Page};
+use crate::server::registry::Served;
+use crate::server::resources::in_uri;
+use crate::snapshot::Skill;
+use crate::uri;
+
+/// How long a client may treat an answer as fresh: the default rescan
+/// interval. Changes to the set of skills are announced sooner, by
+/// `resources/list_changed`.
+pub const TTL_MS: u64 = 30_000;
+
+/// `skills/list`: the skills whose names the extension accepts, in the tool
+/// description's order, a page at a time.
+pub fn list(
+    served: &Served,
+    files: &Files,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListSkillsResult, ErrorData> {
+    let Page { items, next_cursor } = page::page(served.listable(), request)?;
+    let skills = served.snapshot.skills();
+    let entries = items
+        .iter()
+        .filter_map(|&i| entry(&skills[i], files))
+        .collect();
+    Ok(ListSkillsResult {
+        next_cursor,
+        ttl_ms: Some(TTL_MS),
+        cache_scope: Some(CacheScope::Private),
+        ..ListSkillsResult::with_all_items(entries)
+    })
+}
+
+/// `skills/get`: the entry of the skill whose `SKILL.md` has exactly this
+/// URI; anything else is invalid params, saying why.
+pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
+    let unknown = |why: String| ErrorData::invalid_params(format!("{uri}: {why}"), None);
+    let skill = match uri::locate(&served.snapshot, uri) {
+        Some((skill, rel)) if rel == uri::SKILL_MD => skill,
+        _ => {
+            return Err(unknown(
+                "no served skill has this SKILL.md URI; skills/list lists them".into(),
+            ));
+        }
+    };
+    let own = uri::skill_md(&skill.name);
+    if own != uri {
+        return Err(unknown(format!("the skill '{}' is at {own}", skill.name)));
+    }
+    if let Some(why) = uri::unlistable(skill) {
+        return Err(unknown(format!(
+            "the skill '{}' is not offered through the skills extension ({why}); the `skill` tool serves it",
+            skill.name
+        )));
+    }
+    let entry = entry(skill, files)
+        .ok_or_else(|| unknown(format!("the skill '{}' cannot be described", skill.name)))?;
+    Ok(GetSkillResult::new(entry)
+        .with_ttl_ms(TTL_MS)
+        .with_cache_scope(CacheScope::Private))
+}
+
+/// The entry of `skill`, or `None` (logged) when even its `"dynamic"` form
+/// breaks the extension's rules, which rmcp would refuse for the whole page.
+fn entry(skill: &Skill, files: &Files) -> Option<Entry> {
+    let parsed = &skill.parsed;
+    let mut frontmatter = SkillFrontmatter::new(parsed.name.as_str(), parsed.description.as_str());
+    frontmatter.extra = parsed.fields.clone();
+    let own = uri::skill_md(&skill.name);
+    let full = Entry::new(own.as_str(), frontmatter.clone(), resources(skill, files));
+    if full.validate().is_ok() {
+        return Some(full);
+    }
+    let dynamic = Entry::new(own, frontmatter, SkillResources::Dynamic);
+    match dynamic.validate() {
+        Ok(()) => Some(dynamic),
+        Err(err) => {
+            tracing::warn!(skill = %skill.name, "left out of skills/list: {err}");
+            None
+        }
+    }
+}
+
+/// Every file of the skill with its digest, or `"dynamic"` when the listing
+/// is incomplete, lacks the skill's own file, or a file cannot be hashed now.
+fn resources(skill: &Skill, files: &Files) -> SkillResources {
+    let listing = files.listing(&skill.dir);
+    if let Some(limit) = listing.truncated {
+        tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
+        return SkillResources::Dynamic;
+    }
+    let mut out = Vec::with_capacity(listing.files.len());
+    for entry in &listing.files {
+        let hashed = match files.digest(&skill.dir, entry) {
+            Ok(hashed) => hashed,
+            Err(err) => {
+                tracing::debug!(skill = %skill.name, "files listed as dynamic: {}: {err}", entry.path);
+                return SkillResources::Dynamic;
+            }
+        };
+        let file = uri::of(&skill.name, in_uri(skill, &entry.path));
+        out.push(SkillResource::new(file, hashed.digest, hashed.size));
+    }
+    SkillResources::Files(out)
+}

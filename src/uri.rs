@@ -1,0 +1,173 @@
+//! `skill://` URIs (behaviour.md §11): the address of every file of a served
+//! skill, for MCP resources and the skills extension.
+//!
+//! A URI is `skill://{skill path}/{file path}`. The skill path is the skill's
+//! name with a plugin skill's `plugin:skill` written `plugin/skill`, so its
+//! last segment is the frontmatter name (`skill://document-skills/pdf/SKILL.md`).
+//! Every segment is percent-encoded but for the unreserved characters
+//! (letters, digits, `-._~`), so any name and any file name make a valid URI.
+//!
+//! Also here: whether a skill may be listed by `skills/list`. The skills
+//! extension holds names to a rule the `skill` tool does not (lowercase
+//! letters, digits and single hyphens, at most 64 characters), and rmcp
+//! refuses a whole `skills/list` page that holds one entry breaking it; so
+//! the server leaves such skills out and `skillserve check` says which, both
+//! asking rmcp's own validator.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use rmcp::model::{Skill as SpecSkill, SkillFrontmatter, SkillResources};
+
+use crate::snapshot::{Skill, Snapshot};
+
+/// The scheme, with its `//`.
+pub const SCHEME: &str = "skill://";
+
+/// The file every skill has, whatever its name on disk (`skill.md` counts).
+pub const SKILL_MD: &str = "SKILL.md";
+
+/// A URI longer than this is not looked up (a skill's files have paths of at
+/// most 1 KiB; names are short).
+pub const MAX_URI_BYTES: usize = 4096;
+
+/// Everything but the unreserved characters of RFC 3986 is encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The URI of `rel`, a `/`-separated path inside the skill `name` ("" for the
+/// skill folder itself: `skill://pdf`).
+pub fn of(name: &str, rel: &str) -> String {
+    let mut uri = String::from(SCHEME);
+    push_segments(&mut uri, name.split(':'));
+    if !rel.is_empty() {
+        uri.push('/');
+        push_segments(&mut uri, rel.split('/'));
+    }
+    uri
+}
+
+/// The URI of the skill's `SKILL.md`: the skill's own URI in the extension.
+pub fn skill_md(name: &str) -> String {
+    of(name, SKILL_MD)
+}
+
+fn push_segments<'a>(uri: &mut String, segments: impl Iterator<Item = &'a str>) {
+    for (i, segment) in segments.enumerate() {
+        if i > 0 {
+            uri.push('/');
+        }
+        uri.extend(utf8_percent_encode(segment, SEGMENT));
+    }
+}
+
+/// The decoded path segments of a `skill://` URI, or `None` when it is not
+/// one this server could have given out: another scheme (the scheme's case
+/// does not matter), a query or fragment, a segment that does not decode to
+/// UTF-8, or more than [`MAX_URI_BYTES`]. A trailing `/` is dropped
+/// (`skill://pdf/references/` is the folder `references`). Decoding happens
+/// here only: a `%2e%2e` segment comes out as `..`, which the file lookup
+/// then refuses like any `..`.
+pub fn segments(uri: &str) -> Option<Vec<String>> {
+    if uri.len() > MAX_URI_BYTES || uri.contains(['?', '#']) {
+        return None;
+    }
+    let (scheme, path) = uri.split_at_checked(SCHEME.len())?;
+    if !scheme.eq_ignore_ascii_case(SCHEME) {
+        return None;
+    }
+    let path = path.strip_suffix('/').unwrap_or(path);
+    if path.is_empty() {
+        return None;
+    }
+    path.split('/')
+        .map(|segment| {
+            percent_decode_str(segment)
+                .decode_utf8()
+                .ok()
+                .map(|s| s.into_owned())
+        })
+        .collect()
+}
+
+/// The served skill a URI points into, and the path inside its folder it
+/// names ("" for the folder itself; the `SKILL.md` segment is returned as
+/// is). The longest run of leading segments that is a skill's name wins, so
+/// `skill://a/b/SKILL.md` is the skill `a:b` when there is one, else the file
+/// `b/SKILL.md` of `a`. Names compare as the `skill` tool compares them
+/// (case does not matter).
+pub fn locate<'a>(snapshot: &'a Snapshot, uri: &str) -> Option<(&'a Skill, String)> {
+    let segments = segments(uri)?;
+    (1..=segments.len()).rev().find_map(|n| {
+        let name = segments[..n].join(":").to_lowercase();
+        let skill = snapshot.by_name(&name)?;
+        Some((skill, segments[n..].join("/")))
+    })
+}
+
+/// Why the skills extension cannot list `skill`, in rmcp's words, or `None`
+/// when it can. Its entry would carry the skill's `SKILL.md` URI and its
+/// frontmatter `name`: the name must follow the rule above and equal the
+/// URI's last segment.
+pub fn unlistable(skill: &Skill) -> Option<String> {
+    let frontmatter = SkillFrontmatter::new(skill.parsed.name.as_str(), "");
+    let entry = SpecSkill::new(skill_md(&skill.name), frontmatter, SkillResources::Dynamic);
+    entry.validate().err().map(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths_become_encoded_segments() {
+        assert_eq!(skill_md("pdf"), "skill://pdf/SKILL.md");
+        assert_eq!(
+            of("document-skills:pdf", "references/forms.md"),
+            "skill://document-skills/pdf/references/forms.md"
+        );
+        assert_eq!(of("pdf", ""), "skill://pdf");
+        assert_eq!(
+            of("PDF Tools", "a b/ü#?.md"),
+            "skill://PDF%20Tools/a%20b/%C3%BC%23%3F.md"
+        );
+    }
+
+    #[test]
+    fn segments_decode_and_refuse_what_is_not_ours() {
+        let decoded = |uri| segments(uri).unwrap();
+        assert_eq!(decoded("skill://pdf/SKILL.md"), ["pdf", "SKILL.md"]);
+        assert_eq!(decoded("SKILL://pdf/references/"), ["pdf", "references"]);
+        assert_eq!(
+            decoded("skill://PDF%20Tools/a%20b/%C3%BC%23%3F.md"),
+            ["PDF Tools", "a b", "ü#?.md"]
+        );
+        assert_eq!(decoded("skill://pdf/%2e%2e/x"), ["pdf", "..", "x"]);
+        for bad in [
+            "file:///etc/passwd",
+            "skill://",
+            "skill:///",
+            "skill://pdf/SKILL.md?x",
+            "skill://pdf/SKILL.md#x",
+            "skill://pdf/%FF",
+            "skil",
+        ] {
+            assert_eq!(segments(bad), None, "{bad}");
+        }
+        assert_eq!(segments(&format!("skill://{}", "a".repeat(5000))), None);
+    }
+
+    #[test]
+    fn every_uri_made_here_reads_back() {
+        for (name, rel) in [
+            ("pdf", "SKILL.md"),
+            ("a:b", "x/y z/ü.md"),
+            ("日本語", "%41.md"),
+        ] {
+            let mut expected: Vec<String> = name.split(':').map(str::to_owned).collect();
+            expected.extend(rel.split('/').map(str::to_owned));
+            assert_eq!(segments(&of(name, rel)).unwrap(), expected);
+        }
+    }
+}

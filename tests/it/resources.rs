@@ -1,0 +1,641 @@
+//! A skill is a folder, over MCP (behaviour.md §9, §11): the `skill` tool's
+//! `file` argument, `skill://` resources and the skills extension
+//! (`skills/list`, `skills/get`, `resources/directory/read`), through the real
+//! binary with rmcp's client on 2025-11-25 and 2026-07-28 connections.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use rmcp::model::{
+    CompletionContext, GetSkillRequestParams, PaginatedRequestParams,
+    ReadResourceDirectoryRequestParams, ReadResourceRequestParams, ResourceContents,
+    SkillResources, SubscriptionFilter,
+};
+use rmcp::service::ServiceError;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::common::{Fixture, Server, blocks, is_error, raw_exchange, text};
+
+const ARGS: &[&str] = &[
+    "--skills-dir",
+    "files",
+    "--no-user",
+    "--no-project",
+    "--no-plugins",
+];
+
+/// Strings only files outside the skill, hidden files and `node_modules`
+/// hold: no answer may ever contain one.
+const SECRETS: &[&str] = &[
+    "SECRET-OUTSIDE",
+    "SECRET-DOTFILE",
+    "SECRET-GIT",
+    "SECRET-NODE-MODULES",
+    "root:",
+];
+
+/// `fixtures/files` with what git cannot hold: a `.git` folder and a FIFO.
+fn fixture() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.write("files/pdf/.git/config", "[core] # SECRET-GIT\n");
+    let pipe = fixture.path("files/pdf/pipe");
+    let c_path = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo only reads the NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    fixture
+}
+
+fn assert_no_secret(context: &str, text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{context} leaked {secret}: {text}");
+    }
+}
+
+/// The JSON-RPC error code of a failed request.
+fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> i32 {
+    match result {
+        Err(ServiceError::McpError(error)) => error.code.0,
+        other => panic!("expected an MCP error, got {other:?}"),
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    let sum = Sha256::digest(bytes);
+    let hex: String = sum.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Files a client may ask for, and ones it must be refused.
+const FILES: &[&str] = &[
+    "references/forms.md",
+    "./references//forms.md",
+    "links/refs/nested/deep.md",
+    "SKILL.md",
+    "references/",
+    ".",
+    "assets/data.bin",
+    "assets/logo.png",
+    "reference/form.md",
+    "%2e%2e/outside.txt",
+    "../outside.txt",
+    "references/../../outside.txt",
+    "/etc/passwd",
+    "references\\forms.md",
+    ".secret",
+    ".git/config",
+    "node_modules/x.js",
+    "links/secret",
+    "links/escape",
+    "links/passwd",
+    "links/up/outside.txt",
+    "pipe",
+    "forms\n.md",
+    "REFERENCES/FORMS.MD",
+];
+
+#[tokio::test]
+async fn the_file_argument_answers_what_show_prints() {
+    let fixture = fixture();
+    let server = fixture.serve(ARGS).await;
+    for file in FILES {
+        let result = server
+            .call_with(rmcp::object!({ "name": "pdf", "file": file }))
+            .await;
+        let mut args = vec!["show", "pdf", file];
+        args.extend(ARGS);
+        let out = fixture.run(&args);
+        let (shown, failed) = match out.status.code() {
+            Some(0) => (out.stdout, false),
+            Some(1) => (out.stderr, true),
+            other => panic!("{file:?}: exit {other:?}"),
+        };
+        assert_eq!(is_error(&result), failed, "{file:?}: {result:?}");
+        assert_eq!(text(&result).trim_end(), shown.trim_end(), "{file:?}");
+        for block in &result.content {
+            assert_no_secret(file, &serde_json::to_string(block).unwrap());
+        }
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_load_lists_the_files_and_an_image_comes_as_an_image_block() {
+    let fixture = fixture();
+    let server = fixture.serve(ARGS).await;
+    let result = server.call("pdf").await;
+    assert!(!is_error(&result));
+    let texts = blocks(&result);
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].starts_with("Loading: pdf\nBase directory: "));
+    assert_eq!(
+        texts[1],
+        "Files in this skill (call skill with {\"name\": \"pdf\", \"file\": \"assets/data.bin\"} to read one):
+- assets/data.bin (1.0 KB)
+- assets/logo.png (69 B)
+- links/forms.md (63 B)
+- links/refs/forms.md (63 B)
+- links/refs/nested/deep.md (38 B)
+- references/forms.md (63 B)
+- references/nested/deep.md (38 B)
+- scripts/fill_form.py (76 B)"
+    );
+    assert_eq!(blocks(&server.call("plain").await).len(), 1);
+
+    let result = server
+        .call_with(rmcp::object!({ "name": "pdf", "file": "assets/logo.png" }))
+        .await;
+    assert!(!is_error(&result));
+    assert_eq!(result.content.len(), 2);
+    assert_eq!(
+        fixture.anonymize(text(&result)),
+        "Loading: pdf/assets/logo.png\nBase directory: <T>/files/pdf\n\nassets/logo.png is an image (image/png, 69 B)."
+    );
+    let image = result.content[1].as_image().expect("an image block");
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(
+        BASE64.decode(&image.data).unwrap(),
+        std::fs::read(fixture.path("files/pdf/assets/logo.png")).unwrap()
+    );
+
+    // `file` must be a string; `null` is as if it were not given.
+    let result = server
+        .call_with(rmcp::object!({ "name": "pdf", "file": 3 }))
+        .await;
+    assert!(is_error(&result));
+    assert_eq!(
+        text(&result),
+        "Invalid params: `file`, when given, must be a string naming a file inside the skill's folder. Example: {\"name\": \"pdf\", \"file\": \"references/forms.md\"}"
+    );
+    assert_eq!(
+        result.structured_content.as_ref().unwrap()["error"]["code"],
+        -32602
+    );
+    let result = server
+        .call_with(rmcp::object!({ "name": "pdf", "file": null }))
+        .await;
+    assert_eq!(blocks(&result).len(), 2);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn resources_and_skills_on_a_2025_connection() {
+    let fixture = fixture();
+    let server = fixture.serve(ARGS).await;
+    resources_on(server, &fixture, -32002).await;
+}
+
+#[tokio::test]
+async fn resources_and_skills_on_a_2026_connection() {
+    let fixture = fixture();
+    let server = Server::start_2026(fixture.command(ARGS)).await;
+    // On 2026-07-28, "resource not found" is invalid params.
+    resources_on(server, &fixture, -32602).await;
+}
+
+/// The URI, MIME type and bytes of resource contents, and whether they came
+/// as text.
+fn unpack(contents: &ResourceContents) -> (&str, Option<&str>, Vec<u8>, bool) {
+    match contents {
+        ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text,
+            ..
+        } => (uri, mime_type.as_deref(), text.as_bytes().to_vec(), true),
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => (
+            uri,
+            mime_type.as_deref(),
+            BASE64.decode(blob).unwrap(),
+            false,
+        ),
+        other => panic!("unexpected contents: {other:?}"),
+    }
+}
+
+fn read(uri: &str) -> ReadResourceRequestParams {
+    ReadResourceRequestParams::new(uri)
+}
+
+/// Every resource and skills-extension answer on the `files` fixture, with
+/// `not_found` the code of an unknown or refused URI.
+async fn resources_on(server: Server, fixture: &Fixture, not_found: i32) {
+    let client = &server.client;
+    let info = serde_json::to_value(client.peer_info().unwrap()).unwrap();
+    assert_eq!(
+        info["capabilities"]["resources"],
+        json!({"listChanged": true})
+    );
+    assert_eq!(
+        info["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/skills": {"directoryRead": true}})
+    );
+
+    let listed = serde_json::to_value(client.list_all_resources().await.unwrap()).unwrap();
+    assert_eq!(
+        listed,
+        json!([
+            {"uri": "skill://pdf/SKILL.md", "name": "pdf", "mimeType": "text/markdown",
+             "description": "Fill PDF forms; a skill with references, scripts and assets."},
+            {"uri": "skill://plain/SKILL.md", "name": "plain", "mimeType": "text/markdown",
+             "description": "A skill with no other files."}
+        ])
+    );
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert_eq!(
+        serde_json::to_value(templates).unwrap(),
+        json!([
+            {"uriTemplate": "skill://{name}/SKILL.md", "name": "skill", "title": "A skill's SKILL.md",
+             "description": "The instructions of the skill `name` (a plugin skill `plugin:skill` is `plugin/skill`).",
+             "mimeType": "text/markdown"},
+            {"uriTemplate": "skill://{name}/{+path}", "name": "skill-file", "title": "A file of a skill",
+             "description": "Any file in the skill `name`'s folder, `path` relative to it (e.g. `references/forms.md`)."}
+        ])
+    );
+
+    // Text byte for byte, binaries as blobs, the type by extension.
+    for (path, mime) in [
+        ("SKILL.md", "text/markdown"),
+        ("references/forms.md", "text/markdown"),
+        ("scripts/fill_form.py", "text/x-python"),
+        ("links/refs/nested/deep.md", "text/markdown"),
+        ("assets/logo.png", "image/png"),
+        ("assets/data.bin", "application/octet-stream"),
+    ] {
+        let uri = format!("skill://pdf/{path}");
+        let result = client.read_resource(read(&uri)).await.expect(&uri);
+        assert_eq!(result.contents.len(), 1);
+        let on_disk = std::fs::read(fixture.path(&format!("files/pdf/{path}"))).unwrap();
+        let (got, mime_type, bytes, as_text) = unpack(&result.contents[0]);
+        assert_eq!((got, mime_type), (uri.as_str(), Some(mime)));
+        assert_eq!(as_text, !path.starts_with("assets/"), "{path}");
+        assert_eq!(bytes, on_disk, "{path}");
+    }
+
+    // Unknown, refused and folder URIs.
+    for uri in [
+        "skill://nope/SKILL.md",
+        "skill://pdf/nope.md",
+        "skill://pdf/%2e%2e/outside.txt",
+        "skill://pdf/references/%2E%2E/%2E%2E/outside.txt",
+        "skill://pdf/../outside.txt",
+        "skill://pdf/.secret",
+        "skill://pdf/.git/config",
+        "skill://pdf/node_modules/x.js",
+        "skill://pdf/links/escape",
+        "skill://pdf/links/up/outside.txt",
+        "skill://pdf/links/secret",
+        "skill://pdf/pipe",
+        "skill://pdf/%2Fetc%2Fpasswd",
+        "skill://pdf/references",
+        "file:///etc/passwd",
+        "skill://pdf/SKILL.md?x=1",
+    ] {
+        let result = client.read_resource(read(uri)).await;
+        let debug = format!("{result:?}");
+        assert_no_secret(uri, &debug);
+        assert_eq!(code(result), not_found, "{uri}");
+    }
+
+    // Directories: the direct children, folders as `inode/directory`.
+    let children = |uri: &str| {
+        let uri = uri.to_owned();
+        async move {
+            let result = client
+                .read_resource_directory(ReadResourceDirectoryRequestParams::new(&uri))
+                .await
+                .expect(&uri);
+            assert_eq!(result.next_cursor, None);
+            serde_json::to_value(result.resources).unwrap()
+        }
+    };
+    assert_eq!(
+        children("skill://pdf").await,
+        json!([
+            {"uri": "skill://pdf/SKILL.md", "name": "SKILL.md", "mimeType": "text/markdown", "size": 173},
+            {"uri": "skill://pdf/assets", "name": "assets", "mimeType": "inode/directory"},
+            {"uri": "skill://pdf/links", "name": "links", "mimeType": "inode/directory"},
+            {"uri": "skill://pdf/references", "name": "references", "mimeType": "inode/directory"},
+            {"uri": "skill://pdf/scripts", "name": "scripts", "mimeType": "inode/directory"}
+        ])
+    );
+    assert_eq!(
+        children("skill://pdf/").await,
+        children("skill://pdf").await
+    );
+    assert_eq!(
+        children("skill://pdf/references").await,
+        json!([
+            {"uri": "skill://pdf/references/forms.md", "name": "forms.md", "mimeType": "text/markdown", "size": 63},
+            {"uri": "skill://pdf/references/nested", "name": "nested", "mimeType": "inode/directory"}
+        ])
+    );
+    assert_eq!(
+        children("skill://pdf/assets").await,
+        json!([
+            {"uri": "skill://pdf/assets/data.bin", "name": "data.bin", "size": 1024},
+            {"uri": "skill://pdf/assets/logo.png", "name": "logo.png", "mimeType": "image/png", "size": 69}
+        ])
+    );
+    for uri in [
+        "skill://pdf/SKILL.md",
+        "skill://pdf/nope",
+        "skill://pdf/.git",
+        "skill://nope",
+    ] {
+        let result = client
+            .read_resource_directory(ReadResourceDirectoryRequestParams::new(uri))
+            .await;
+        assert_eq!(code(result), -32602, "{uri}");
+    }
+
+    // skills/list: every file with the SHA-256 of its bytes.
+    let listed = client.list_skills(None).await.unwrap();
+    assert_eq!(listed.next_cursor, None);
+    assert_eq!(listed.ttl_ms, Some(30_000));
+    let names: Vec<&str> = listed.skills.iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["pdf", "plain"]);
+    let pdf = &listed.skills[0];
+    assert_eq!(pdf.uri, "skill://pdf/SKILL.md");
+    assert_eq!(
+        serde_json::to_value(&pdf.frontmatter).unwrap(),
+        json!({"name": "pdf", "description": "Fill PDF forms; a skill with references, scripts and assets."})
+    );
+    let SkillResources::Files(files) = &pdf.resources else {
+        panic!("pdf's files are listed: {pdf:?}");
+    };
+    let uris: Vec<&str> = files.iter().map(|f| f.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://pdf/SKILL.md",
+            "skill://pdf/assets/data.bin",
+            "skill://pdf/assets/logo.png",
+            "skill://pdf/links/forms.md",
+            "skill://pdf/links/refs/forms.md",
+            "skill://pdf/links/refs/nested/deep.md",
+            "skill://pdf/references/forms.md",
+            "skill://pdf/references/nested/deep.md",
+            "skill://pdf/scripts/fill_form.py",
+        ]
+    );
+    for file in files {
+        let path = file.uri.strip_prefix("skill://pdf/").unwrap();
+        let on_disk = std::fs::read(fixture.path(&format!("files/pdf/{path}"))).unwrap();
+        assert_eq!(
+            (file.digest.as_str(), file.size),
+            (sha256(&on_disk).as_str(), on_disk.len() as u64),
+            "{path}"
+        );
+        // What resources/read returns is what the digest promises.
+        let read = client.read_resource(read(&file.uri)).await.unwrap();
+        file.verify(&unpack(&read.contents[0]).2).expect(path);
+    }
+    // `sha256sum fixtures/files/pdf/SKILL.md`
+    assert_eq!(
+        files[0].digest,
+        "sha256:69dd144eddc8d598d7e4106044662c82739d5ed817e3b2649e28b552eb3996c7"
+    );
+
+    // skills/get: the same entry; other URIs are invalid params.
+    let got = client
+        .get_skill(GetSkillRequestParams::new("skill://pdf/SKILL.md"))
+        .await
+        .unwrap();
+    assert_eq!(&got.skill, pdf);
+    assert_eq!(got.ttl_ms, Some(30_000));
+    for uri in [
+        "skill://nope/SKILL.md",
+        "skill://PDF/SKILL.md",
+        "skill://pdf/references/SKILL.md",
+    ] {
+        let result = client.get_skill(GetSkillRequestParams::new(uri)).await;
+        assert_eq!(code(result), -32602, "{uri}");
+    }
+
+    // Completion of the templates' arguments.
+    let completed = client
+        .complete_resource_argument("skill://{name}/SKILL.md", "name", "pl", None)
+        .await
+        .unwrap();
+    assert_eq!(completed.values, ["plain"]);
+    let context = CompletionContext::with_arguments([("name".to_owned(), "pdf".to_owned())].into());
+    let completed = client
+        .complete_resource_argument("skill://{name}/{+path}", "path", "ref", Some(context))
+        .await
+        .unwrap();
+    assert_eq!(
+        completed.values,
+        ["references/forms.md", "references/nested/deep.md"]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_name_the_extension_refuses_is_left_out_of_skills_list_but_served() {
+    let fixture = fixture();
+    fixture.write(
+        "files/pdf-tools/SKILL.md",
+        "---\nname: PDF_Tools\ndescription: Tools with a name the spec refuses.\n---\n\nBody.\n",
+    );
+    let server = fixture.serve(ARGS).await;
+    let listed = server.client.list_all_skills().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["pdf", "plain"]);
+    let result = server.call("PDF_Tools").await;
+    assert!(!is_error(&result));
+    assert!(text(&result).ends_with("Body.\n"));
+    let resources = server.client.list_all_resources().await.unwrap();
+    assert!(
+        resources
+            .iter()
+            .any(|r| r.uri == "skill://PDF_Tools/SKILL.md")
+    );
+    let read = server
+        .client
+        .read_resource(read("skill://PDF_Tools/SKILL.md"))
+        .await
+        .unwrap();
+    let (_, _, bytes, as_text) = unpack(&read.contents[0]);
+    assert!(as_text && bytes.ends_with(b"Body.\n"));
+    let refused = server
+        .client
+        .get_skill(GetSkillRequestParams::new("skill://PDF_Tools/SKILL.md"))
+        .await;
+    let Err(ServiceError::McpError(error)) = refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(error.code.0, -32602);
+    assert!(
+        error
+            .message
+            .contains("the skill 'PDF_Tools' is not offered through the skills extension"),
+        "{}",
+        error.message
+    );
+    server.stop().await;
+
+    // `check` says why.
+    let mut args = vec!["check"];
+    args.extend(ARGS);
+    let out = fixture.run(&args);
+    assert!(
+        out.stdout.contains("note[not-in-skills-list]: 'PDF_Tools' is left out of `skills/list` (the MCP skills extension): invalid skill name \"PDF_Tools\""),
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    for i in 0..1200 {
+        fixture.write(
+            &format!("skills/s{i:04}/SKILL.md"),
+            &format!("---\nname: s{i:04}\ndescription: Skill {i}.\n---\n"),
+        );
+    }
+    let args = ["--skills-dir", "skills", "--no-project", "--no-plugins"];
+    let server = fixture.serve(&args).await;
+    let mut cursor: Option<String> = None;
+    let (mut resources, mut pages) = (Vec::new(), 0);
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = server.client.list_resources(Some(params)).await.unwrap();
+        assert_eq!(page.resources.len(), 100);
+        resources.extend(page.resources.into_iter().map(|r| r.uri));
+        pages += 1;
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, 12);
+    let expected: Vec<String> = (0..1200)
+        .map(|i| format!("skill://s{i:04}/SKILL.md"))
+        .collect();
+    assert_eq!(resources, expected);
+
+    let mut cursor: Option<String> = None;
+    let mut skills = Vec::new();
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = server.client.list_skills(Some(params)).await.unwrap();
+        assert_eq!(page.skills.len(), 100);
+        skills.extend(page.skills.into_iter().map(|s| s.uri));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(skills, expected);
+    let bad = PaginatedRequestParams::default().with_cursor(Some("1201".to_owned()));
+    assert_eq!(code(server.client.list_skills(Some(bad)).await), -32602);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn adding_a_skill_changes_the_resources_list_on_both_protocols() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write(
+        "skills/alpha/SKILL.md",
+        "---\nname: alpha\ndescription: First.\n---\n",
+    );
+    let args = ["--skills-dir", "skills", "--no-project", "--no-plugins"];
+    let mut old = fixture.serve(&args).await;
+    old.watching().await;
+    let new = Server::start_2026(fixture.command(&args)).await;
+    assert_eq!(new.client.list_all_resources().await.unwrap().len(), 1);
+    new.watching().await;
+    let filter = SubscriptionFilter::builder()
+        .resources_list_changed()
+        .build();
+    let mut subscription = new.client.peer().listen(filter).await.unwrap();
+    assert_eq!(
+        subscription.acknowledged().resources_list_changed,
+        Some(true)
+    );
+
+    fixture.write(
+        "skills/beta/SKILL.md",
+        "---\nname: beta\ndescription: Added.\n---\n",
+    );
+    let mut heard = Vec::new();
+    while heard.len() < 2 {
+        let kind = tokio::time::timeout(Duration::from_secs(10), old.list_changes.recv())
+            .await
+            .expect("list changes on 2025-11-25");
+        heard.push(kind.unwrap());
+    }
+    assert_eq!(heard, ["prompts", "resources"]);
+    let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+        .await
+        .expect("a notification on the listen stream")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&notification).unwrap()["method"],
+        "notifications/resources/list_changed"
+    );
+    for server in [&old, &new] {
+        let uris: Vec<String> = server
+            .client
+            .list_all_resources()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.uri)
+            .collect();
+        assert_eq!(uris, ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]);
+        let skills = server.client.list_all_skills().await.unwrap();
+        assert_eq!(skills.len(), 2);
+    }
+    old.stop().await;
+    new.stop().await;
+}
+
+#[test]
+fn no_resources_switches_resources_and_the_skills_extension_off() {
+    let fixture = fixture();
+    let mut args = vec!["--no-resources"];
+    args.extend(ARGS);
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "skill://pdf/SKILL.md"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "skills/list"}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "resources/directory/read", "params": {"uri": "skill://pdf"}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "skill", "arguments": {"name": "pdf", "file": "references/forms.md"}}}),
+    ];
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let (responses, _) = raw_exchange(fixture.command(&args), &lines, 6);
+    let capabilities = &responses[&0]["result"]["capabilities"];
+    assert!(capabilities.get("resources").is_none(), "{capabilities}");
+    assert!(capabilities.get("extensions").is_none(), "{capabilities}");
+    for id in 1..=4 {
+        assert_eq!(
+            responses[&id]["error"]["code"], -32601,
+            "{}",
+            responses[&id]
+        );
+    }
+    // The tool still serves a skill's files.
+    let text = responses[&5]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("Loading: pdf/references/forms.md\n"),
+        "{text}"
+    );
+}
