@@ -16,6 +16,13 @@ At 1,000 skills it then makes CALLS sequential `tools/call` requests for one
 existing skill on one process and times each round trip (write the request,
 read its response).
 
+Then a skill's files (the MCP skills extension and resources): at 1,000 and
+10,000 skills (`--skills-sizes`), on a fresh server, the first `skills/list`
+page with cold digests and the same page again from the cache (median of
+`--repeats`); on another fresh server, a walk through every page cold, then
+again cached. At 1,000 skills, CALLS round trips of `resources/read` of one
+skill's reference file and of a `tools/call` with that `file`.
+
 It prints a Markdown table of the figures next to the targets, and the peers'
 figures for scale. Corpora come from benches/make_corpus.py (seed 1)
 and are cached under target/bench-corpus/<N>/skills, shared with
@@ -49,6 +56,10 @@ TARGETS = {
     ("rss", 1000): (10.0, "MiB"),
     ("rss", 10000): (30.0, "MiB"),
     ("call", 1000): (100.0, "µs"),
+    ("skills-first-cold", 1000): (20.0, "ms"),
+    ("skills-first-cold", 10000): (20.0, "ms"),
+    ("skills-first-cached", 1000): (2.0, "ms"),
+    ("skills-first-cached", 10000): (2.0, "ms"),
 }
 
 PEERS = [
@@ -311,6 +322,95 @@ def measure_calls(binary, skills_dir, name, calls, warmup, timeout):
         return run(binary, skills_dir, home, timeout, body)
 
 
+def timed(server, method, params=None):
+    """One request's round trip in seconds, and its result."""
+    started = time.perf_counter()
+    result = server.request(method, params)
+    return time.perf_counter() - started, result
+
+
+def measure_skills_list(binary, skills_dir, n, repeats, timeout):
+    """(first page cold, [first page cached], full walk cold, full walk cached,
+    pages), in seconds. Cold means the server's listings and digests are; the
+    OS page cache is warm (the corpus was just written or read)."""
+
+    def walk(server):
+        total, cursor, pages, skills = 0.0, None, 0, 0
+        while True:
+            elapsed, page = timed(server, "skills/list", {"cursor": cursor} if cursor else None)
+            total += elapsed
+            pages += 1
+            skills += len(page["skills"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+        if skills > n or skills < n * 0.9:
+            raise ServerError(f"skills/list walked {skills} skills of {n}")
+        return total, pages
+
+    with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
+        def first(server):
+            server.start()
+            cold, page = timed(server, "skills/list")
+            if len(page.get("skills", [])) != 100:
+                raise ServerError(f"skills/list first page: {json.dumps(page)[:300]}")
+            cached = [timed(server, "skills/list")[0] for _ in range(repeats)]
+            server.stop()
+            return cold, cached
+
+        cold, cached = run(binary, skills_dir, home, timeout, first)
+
+        def whole(server):
+            server.start()
+            walk_cold, pages = walk(server)
+            walk_cached, _ = walk(server)
+            server.stop()
+            return walk_cold, walk_cached, pages
+
+        walk_cold, walk_cached, pages = run(binary, skills_dir, home, timeout, whole)
+    return cold, cached, walk_cold, walk_cached, pages
+
+
+def skill_with_reference(skills_dir):
+    """A skill with a `references/` file, and that file's path in the skill."""
+    for name in sorted(os.listdir(skills_dir)):
+        refs = os.path.join(skills_dir, name, "references")
+        if os.path.isdir(refs):
+            files = sorted(os.listdir(refs))
+            if files:
+                return name, f"references/{files[0]}"
+    raise SystemExit("e2e: the corpus has no skill with references/")
+
+
+def measure_file_reads(binary, skills_dir, calls, warmup, timeout):
+    """Round trips (seconds) of resources/read and of tools/call with `file`,
+    for the same file, and the file's size."""
+    name, path = skill_with_reference(skills_dir)
+    size = os.path.getsize(os.path.join(skills_dir, name, path))
+    read = {"uri": f"skill://{name}/{path}"}
+    call = {"name": "skill", "arguments": {"name": name, "file": path}}
+
+    with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
+        def body(server):
+            server.start()
+            result = server.request("resources/read", read)
+            if result["contents"][0].get("text") is None:
+                raise ServerError(f"resources/read: {json.dumps(result)[:300]}")
+            result = server.request("tools/call", call)
+            if result.get("isError"):
+                raise ServerError(f"tools/call with file: {json.dumps(result)[:300]}")
+            trips = {"read": [], "file": []}
+            for kind, method, params in (("read", "resources/read", read), ("file", "tools/call", call)):
+                for _ in range(warmup):
+                    server.request(method, params)
+                for _ in range(calls):
+                    trips[kind].append(timed(server, method, params)[0])
+            server.stop()
+            return trips
+
+        return run(binary, skills_dir, home, timeout, body), size
+
+
 def typical_skill(skills_dir):
     """The skill whose SKILL.md has the median size (a typical answer)."""
     sizes = sorted((os.path.getsize(os.path.join(skills_dir, name, "SKILL.md")), name)
@@ -340,6 +440,9 @@ def main(argv=None):
                     help="where corpora are cached (default target/bench-corpus)")
     ap.add_argument("--make-corpus", default=MAKE_CORPUS, help="path of make_corpus.py")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for any one response")
+    ap.add_argument("--skills-sizes", default="1000,10000",
+                    help="corpus sizes of the skills/list measurements (default 1000,10000; empty: none)")
+    ap.add_argument("--repeats", type=int, default=30, help="cached skills/list first pages timed (default 30)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args(argv)
 
@@ -348,7 +451,9 @@ def main(argv=None):
         print(f"e2e: {binary} is not an executable; run `cargo build --release` first", file=sys.stderr)
         return 2
     sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
-    corpora = {n: corpus(n, a.corpus_root, a.make_corpus) for n in sorted(set(sizes + [a.call_size]))}
+    skills_sizes = [int(s) for s in a.skills_sizes.split(",") if s.strip()]
+    all_sizes = sorted(set(sizes + skills_sizes + [a.call_size]))
+    corpora = {n: corpus(n, a.corpus_root, a.make_corpus) for n in all_sizes}
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     load_before = os.getloadavg()[0]
     if load_before > 0.5:
@@ -370,12 +475,34 @@ def main(argv=None):
         name = typical_skill(corpora[a.call_size])
         print(f"e2e: {a.calls} tools/call round trips at {a.call_size} skills ({name}) …", file=sys.stderr)
         trips, answer_chars = measure_calls(binary, corpora[a.call_size], name, a.calls, a.warmup, a.timeout)
+        us = [t * 1e6 for t in trips]
+        rows.append(("tools/call round trip", a.call_size, f"{statistics.median(us):.0f} µs",
+                     f"p99 {percentile(us, 99):.0f} µs", ("call", a.call_size), statistics.median(us)))
+        for n in skills_sizes:
+            print(f"e2e: skills/list at {n} skills …", file=sys.stderr)
+            cold, cached, walk_cold, walk_cached, pages = measure_skills_list(
+                binary, corpora[n], n, a.repeats, a.timeout)
+            cached_ms = [t * 1e3 for t in cached]
+            rows.append(("skills/list first page, cold digests", n, f"{cold * 1e3:.1f} ms", "one run",
+                         ("skills-first-cold", n), cold * 1e3))
+            rows.append(("skills/list first page, cached", n, f"{statistics.median(cached_ms):.2f} ms",
+                         f"p90 {percentile(cached_ms, 90):.2f} ms", ("skills-first-cached", n),
+                         statistics.median(cached_ms)))
+            rows.append((f"skills/list all {pages} pages, cold", n, f"{walk_cold * 1e3:.0f} ms", "one run",
+                         ("skills-walk-cold", n), walk_cold * 1e3))
+            rows.append((f"skills/list all {pages} pages, cached", n, f"{walk_cached * 1e3:.0f} ms", "one run",
+                         ("skills-walk-cached", n), walk_cached * 1e3))
+        if skills_sizes:
+            print(f"e2e: {a.calls} resources/read and tools/call with `file` at {a.call_size} skills …",
+                  file=sys.stderr)
+            reads, size = measure_file_reads(binary, corpora[a.call_size], a.calls, a.warmup, a.timeout)
+            for kind, label in (("read", "resources/read round trip"), ("file", "tools/call with `file` round trip")):
+                us = [t * 1e6 for t in reads[kind]]
+                rows.append((f"{label} ({size:,} B file)", a.call_size, f"{statistics.median(us):.0f} µs",
+                             f"p99 {percentile(us, 99):.0f} µs", (kind, a.call_size), statistics.median(us)))
     except ServerError as err:
         print(f"e2e: the server misbehaved: {err}", file=sys.stderr)
         return 2
-    us = [t * 1e6 for t in trips]
-    rows.append(("tools/call round trip", a.call_size, f"{statistics.median(us):.0f} µs",
-                 f"p99 {percentile(us, 99):.0f} µs", ("call", a.call_size), statistics.median(us)))
 
     print()
     print(f"skillserve e2e — `{version}` on {platform.system()} {platform.machine()}, "

@@ -125,11 +125,7 @@ fn digests_cold(bencher: Bencher, name: &str) {
     bencher
         .counter(ItemsCount::new(listing.files.len()))
         .with_inputs(|| Files::new(1 << 20))
-        .bench_local_refs(|files| {
-            for entry in &listing.files {
-                black_box(files.digest(dir, entry).unwrap());
-            }
-        });
+        .bench_local_refs(|files| black_box(files.digests(dir, &listing.files).unwrap()));
 }
 
 /// Every listed file's digest from the cache: resolve and `stat` each.
@@ -138,16 +134,10 @@ fn digests_cached(bencher: Bencher, name: &str) {
     let dir = skill(name);
     let files = Files::new(1 << 20);
     let listing = files.listing(dir);
-    for entry in &listing.files {
-        files.digest(dir, entry).unwrap();
-    }
+    files.digests(dir, &listing.files).unwrap();
     bencher
         .counter(ItemsCount::new(listing.files.len()))
-        .bench(|| {
-            for entry in &listing.files {
-                black_box(files.digest(dir, entry).unwrap());
-            }
-        });
+        .bench(|| black_box(files.digests(dir, &listing.files).unwrap()));
 }
 
 /// Resolving one path a client asked for (checks, two `canonicalize`, one

@@ -94,13 +94,13 @@ impl SkillServer {
 
     /// Prompts answer -32601 when they are switched off.
     fn prompts_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
-        offered::<M>(self.prompts)
+        offered::<M>(self.prompts, "--no-prompts")
     }
 
     /// Resources answer -32601 when they are switched off (rmcp answers the
     /// skills extension's methods so, since it is then not declared).
     fn resources_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
-        offered::<M>(self.resources)
+        offered::<M>(self.resources, "--no-resources")
     }
 
     /// Runs `work` on the current snapshot on a blocking thread: listings and
@@ -116,11 +116,19 @@ impl SkillServer {
     }
 }
 
-fn offered<M: ConstString>(on: bool) -> Result<(), ErrorData> {
+/// -32601 naming the method and the flag that switched it off.
+fn offered<M: ConstString>(on: bool, flag: &str) -> Result<(), ErrorData> {
     if on {
         Ok(())
     } else {
-        Err(ErrorData::method_not_found::<M>())
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "method not found: {} (skillserve runs with {flag})",
+                M::VALUE
+            ),
+            None,
+        ))
     }
 }
 
@@ -285,7 +293,10 @@ impl ServerHandler for SkillServer {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        offered::<rmcp::model::CompleteRequestMethod>(self.prompts || self.resources)?;
+        offered::<rmcp::model::CompleteRequestMethod>(
+            self.prompts || self.resources,
+            "--no-prompts --no-resources",
+        )?;
         let served = self.registry.current();
         if let Reference::Resource(_) = &request.r#ref {
             if self.resources {

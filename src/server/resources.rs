@@ -102,6 +102,8 @@ pub fn read_directory(
     uri: &str,
     request: &PaginatedRequestParams,
 ) -> Result<ListResourcesResult, ErrorData> {
+    // Invalid params, not -32002: the skills extension's rule for a URI that
+    // is not a folder.
     let (skill, target) = find(served, uri).map_err(|error| ErrorData {
         code: ErrorCode::INVALID_PARAMS,
         ..error
@@ -230,8 +232,12 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// -32002 with the URI in `data`, as the protocol's own example has it.
 fn not_found(uri: &str, why: &str) -> ErrorData {
-    ErrorData::resource_not_found(format!("Resource not found: {uri}: {why}"), None)
+    ErrorData::resource_not_found(
+        format!("Resource not found: {uri}: {why}"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
 }
 
 /// A file that cannot be served: -32002 when it is not there or is refused

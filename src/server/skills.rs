@@ -105,17 +105,17 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
         return SkillResources::Dynamic;
     }
-    let mut out = Vec::with_capacity(listing.files.len());
-    for entry in &listing.files {
-        let hashed = match files.digest(&skill.dir, entry) {
-            Ok(hashed) => hashed,
-            Err(err) => {
-                tracing::debug!(skill = %skill.name, "files listed as dynamic: {}: {err}", entry.path);
-                return SkillResources::Dynamic;
-            }
-        };
+    let hashed = match files.digests(&skill.dir, &listing.files) {
+        Ok(hashed) => hashed,
+        Err(err) => {
+            tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
+            return SkillResources::Dynamic;
+        }
+    };
+    let entries = listing.files.iter().zip(hashed);
+    let resources = entries.map(|(entry, hashed)| {
         let file = uri::of(&skill.name, in_uri(skill, &entry.path));
-        out.push(SkillResource::new(file, hashed.digest, hashed.size));
-    }
-    SkillResources::Files(out)
+        SkillResource::new(file, hashed.digest, hashed.size)
+    });
+    SkillResources::Files(resources.collect())
 }

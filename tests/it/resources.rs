@@ -303,6 +303,18 @@ async fn resources_on(server: Server, fixture: &Fixture, not_found: i32) {
         assert_eq!(code(result), not_found, "{uri}");
     }
 
+    let unknown = client.read_resource(read("skill://nope/SKILL.md")).await;
+    let Err(ServiceError::McpError(error)) = unknown else {
+        panic!("{unknown:?}");
+    };
+    assert_eq!(
+        (error.message.as_ref(), error.data),
+        (
+            "Resource not found: skill://nope/SKILL.md: no served skill has that address; resources/list lists every skill's SKILL.md",
+            Some(json!({"uri": "skill://nope/SKILL.md"}))
+        )
+    );
+
     // Directories: the direct children, folders as `inode/directory`.
     let children = |uri: &str| {
         let uri = uri.to_owned();
@@ -630,6 +642,10 @@ fn no_resources_switches_resources_and_the_skills_extension_off() {
             responses[&id]
         );
     }
+    assert_eq!(
+        responses[&1]["error"]["message"],
+        "method not found: resources/list (skillserve runs with --no-resources)"
+    );
     // The tool still serves a skill's files.
     let text = responses[&5]["result"]["content"][0]["text"]
         .as_str()
