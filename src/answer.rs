@@ -111,6 +111,15 @@ pub enum FileAnswer {
 }
 
 impl FileAnswer {
+    /// The answer about the skill itself, when the name found none (or one
+    /// that cannot be loaded).
+    pub fn about_the_skill(&self) -> Option<&Answer> {
+        match self {
+            FileAnswer::Skill(answer) => Some(answer),
+            _ => None,
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         match self {
             FileAnswer::Text(_) | FileAnswer::Image { .. } => false,

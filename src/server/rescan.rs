@@ -42,25 +42,31 @@ impl Caller {
     /// from the new snapshot; a skill whose file vanished always does. A
     /// passing read error answers at once and refreshes in the background.
     pub async fn call(&self, name: &str) -> Answer {
-        let first = self.answer_now(name);
-        match self.next(name, &first) {
-            Next::Answer => first,
-            Next::RefreshInBackground => {
-                self.registry.request_refresh();
-                first
-            }
-            Next::RescanAndRetry => {
-                self.registry.refresh_and_wait().await;
-                self.answer_now(name)
-            }
-        }
+        self.answer_with_rescan(name, || self.answer_now(name), |answer| Some(answer))
+            .await
     }
 
     /// Answers a `skill` call with a `file`: a name that resolves to nothing
     /// is handled like [`Caller::call`]'s miss, before the file is looked at.
     pub async fn call_file(&self, name: &str, file: &str) -> FileAnswer {
-        let first = self.file_now(name, file);
-        let FileAnswer::Skill(answer) = &first else {
+        self.answer_with_rescan(
+            name,
+            || self.file_now(name, file),
+            FileAnswer::about_the_skill,
+        )
+        .await
+    }
+
+    /// `now()` once, and again after a rescan when its answer about the skill
+    /// (`about`; `None` when it found the skill) calls for one.
+    async fn answer_with_rescan<A>(
+        &self,
+        name: &str,
+        now: impl Fn() -> A,
+        about: for<'a> fn(&'a A) -> Option<&'a Answer>,
+    ) -> A {
+        let first = now();
+        let Some(answer) = about(&first) else {
             return first;
         };
         match self.next(name, answer) {
@@ -71,7 +77,7 @@ impl Caller {
             }
             Next::RescanAndRetry => {
                 self.registry.refresh_and_wait().await;
-                self.file_now(name, file)
+                now()
             }
         }
     }

@@ -2,45 +2,18 @@
 //! the real binary, on `fixtures/files` plus what git cannot hold (a `.git`
 //! folder, a FIFO, a skill of 600 files).
 
-use crate::common::{Fixture, Output};
-
-const ARGS: &[&str] = &[
-    "--skills-dir",
-    "files",
-    "--no-user",
-    "--no-project",
-    "--no-plugins",
-];
-
-/// Strings only files outside the skill, hidden files and `node_modules`
-/// hold: no answer may ever contain one.
-const SECRETS: &[&str] = &[
-    "SECRET-OUTSIDE",
-    "SECRET-DOTFILE",
-    "SECRET-GIT",
-    "SECRET-NODE-MODULES",
-    "root:",
-];
-
-fn fixture() -> Fixture {
-    let fixture = Fixture::new();
-    fixture.write("files/pdf/.git/config", "[core] # SECRET-GIT\n");
-    fixture
-}
+use crate::common::{
+    FILES_ARGS as ARGS, Fixture, Output, assert_no_secret, files_fixture as fixture,
+};
 
 fn show(fixture: &Fixture, rest: &[&str]) -> Output {
     let mut args = vec!["show"];
     args.extend(rest);
     args.extend(ARGS);
     let out = fixture.run(&args);
-    for secret in SECRETS {
-        assert!(
-            !out.stdout.contains(secret) && !out.stderr.contains(secret),
-            "{rest:?} leaked {secret}: {}{}",
-            out.stdout,
-            out.stderr
-        );
-    }
+    let context = format!("{rest:?}");
+    assert_no_secret(&context, &out.stdout);
+    assert_no_secret(&context, &out.stderr);
     out
 }
 
@@ -199,10 +172,6 @@ Call `skill` again with one of these as `file`.
 #[test]
 fn nothing_outside_the_skill_hidden_or_not_regular_is_ever_read() {
     let fixture = fixture();
-    let pipe = fixture.path("files/pdf/pipe");
-    let c_path = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo only reads the NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     const CLIMBS: &str = "`..` is not allowed; only files inside the skill's folder can be read";
     const ABSOLUTE: &str = "`file` must be relative to the skill's folder (like `references/forms.md`), not an absolute path";
     const OUTSIDE: &str =

@@ -277,7 +277,7 @@ async fn no_prompts_switches_prompts_and_completion_off() {
 }
 
 #[tokio::test]
-async fn adding_a_skill_changes_the_prompts_list_on_both_protocols() {
+async fn adding_a_skill_changes_the_prompts_and_resources_lists_on_both_protocols() {
     let fixture = Fixture::empty();
     std::fs::create_dir(fixture.path("home")).unwrap();
     fixture.write(
@@ -298,6 +298,7 @@ async fn adding_a_skill_changes_the_prompts_list_on_both_protocols() {
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .prompts_list_changed()
+                .resources_list_changed()
                 .build(),
         )
         .await
@@ -308,12 +309,16 @@ async fn adding_a_skill_changes_the_prompts_list_on_both_protocols() {
         "skills/beta/SKILL.md",
         "---\nname: beta\ndescription: Added.\n---\n",
     );
-    let heard = tokio::time::timeout(Duration::from_secs(10), old.list_changes.recv())
-        .await
-        .expect("prompts/list_changed on 2025-11-25");
-    assert_eq!(heard, Some("prompts"));
+    let mut heard = Vec::new();
+    while heard.len() < 2 {
+        let kind = tokio::time::timeout(Duration::from_secs(10), old.list_changes.recv())
+            .await
+            .expect("list changes on 2025-11-25");
+        heard.push(kind.unwrap());
+    }
+    assert_eq!(heard, ["prompts", "resources"]);
     let mut kinds = Vec::new();
-    while kinds.len() < 2 {
+    while kinds.len() < 3 {
         let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
             .await
             .expect("notifications on the listen stream")
@@ -331,18 +336,19 @@ async fn adding_a_skill_changes_the_prompts_list_on_both_protocols() {
         kinds,
         [
             "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
             "notifications/tools/list_changed"
         ]
     );
-    let names: Vec<String> = new
-        .client
-        .list_all_prompts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(names, ["skill", "alpha", "beta"]);
+    for server in [&old, &new] {
+        let prompts = server.client.list_all_prompts().await.unwrap();
+        let names: Vec<String> = prompts.into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["skill", "alpha", "beta"]);
+        let resources = server.client.list_all_resources().await.unwrap();
+        let uris: Vec<String> = resources.into_iter().map(|r| r.uri).collect();
+        assert_eq!(uris, ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]);
+        assert_eq!(server.client.list_all_skills().await.unwrap().len(), 2);
+    }
     old.stop().await;
     new.stop().await;
 }

@@ -3,55 +3,21 @@
 //! (`skills/list`, `skills/get`, `resources/directory/read`), through the real
 //! binary with rmcp's client on 2025-11-25 and 2026-07-28 connections.
 
-use std::time::Duration;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     CompletionContext, GetSkillRequestParams, PaginatedRequestParams,
     ReadResourceDirectoryRequestParams, ReadResourceRequestParams, ResourceContents,
-    SkillResources, SubscriptionFilter,
+    SkillResources,
 };
 use rmcp::service::ServiceError;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::common::{Fixture, Server, blocks, is_error, raw_exchange, text};
-
-const ARGS: &[&str] = &[
-    "--skills-dir",
-    "files",
-    "--no-user",
-    "--no-project",
-    "--no-plugins",
-];
-
-/// Strings only files outside the skill, hidden files and `node_modules`
-/// hold: no answer may ever contain one.
-const SECRETS: &[&str] = &[
-    "SECRET-OUTSIDE",
-    "SECRET-DOTFILE",
-    "SECRET-GIT",
-    "SECRET-NODE-MODULES",
-    "root:",
-];
-
-/// `fixtures/files` with what git cannot hold: a `.git` folder and a FIFO.
-fn fixture() -> Fixture {
-    let fixture = Fixture::new();
-    fixture.write("files/pdf/.git/config", "[core] # SECRET-GIT\n");
-    let pipe = fixture.path("files/pdf/pipe");
-    let c_path = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo only reads the NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
-    fixture
-}
-
-fn assert_no_secret(context: &str, text: &str) {
-    for secret in SECRETS {
-        assert!(!text.contains(secret), "{context} leaked {secret}: {text}");
-    }
-}
+use crate::common::{
+    FILES_ARGS as ARGS, Fixture, Server, assert_no_secret, blocks, files_fixture as fixture,
+    is_error, raw_exchange, text,
+};
 
 /// The JSON-RPC error code of a failed request.
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> i32 {
@@ -128,19 +94,13 @@ async fn a_load_lists_the_files_and_an_image_comes_as_an_image_block() {
     assert!(!is_error(&result));
     let texts = blocks(&result);
     assert_eq!(texts.len(), 2, "{texts:?}");
-    assert!(texts[0].starts_with("Loading: pdf\nBase directory: "));
-    assert_eq!(
-        texts[1],
-        "Files in this skill (call skill with {\"name\": \"pdf\", \"file\": \"assets/data.bin\"} to read one):
-- assets/data.bin (1.0 KB)
-- assets/logo.png (69 B)
-- links/forms.md (63 B)
-- links/refs/forms.md (63 B)
-- links/refs/nested/deep.md (38 B)
-- references/forms.md (63 B)
-- references/nested/deep.md (38 B)
-- scripts/fill_form.py (76 B)"
-    );
+    // `show` prints the blocks one after the other (its exact text is
+    // tested in `files.rs`).
+    let mut args = vec!["show", "pdf"];
+    args.extend(ARGS);
+    let shown = fixture.run(&args).stdout;
+    assert_eq!(format!("{}\n{}\n", texts[0], texts[1]), shown);
+    assert!(texts[1].starts_with("Files in this skill (call skill with {\"name\": \"pdf\", \"file\": \"assets/data.bin\"} to read one):\n- assets/data.bin (1.0 KB)\n"));
     assert_eq!(blocks(&server.call("plain").await).len(), 1);
 
     let result = server
@@ -551,67 +511,6 @@ async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
     let bad = PaginatedRequestParams::default().with_cursor(Some("1201".to_owned()));
     assert_eq!(code(server.client.list_skills(Some(bad)).await), -32602);
     server.stop().await;
-}
-
-#[tokio::test]
-async fn adding_a_skill_changes_the_resources_list_on_both_protocols() {
-    let fixture = Fixture::empty();
-    std::fs::create_dir(fixture.path("home")).unwrap();
-    fixture.write(
-        "skills/alpha/SKILL.md",
-        "---\nname: alpha\ndescription: First.\n---\n",
-    );
-    let args = ["--skills-dir", "skills", "--no-project", "--no-plugins"];
-    let mut old = fixture.serve(&args).await;
-    old.watching().await;
-    let new = Server::start_2026(fixture.command(&args)).await;
-    assert_eq!(new.client.list_all_resources().await.unwrap().len(), 1);
-    new.watching().await;
-    let filter = SubscriptionFilter::builder()
-        .resources_list_changed()
-        .build();
-    let mut subscription = new.client.peer().listen(filter).await.unwrap();
-    assert_eq!(
-        subscription.acknowledged().resources_list_changed,
-        Some(true)
-    );
-
-    fixture.write(
-        "skills/beta/SKILL.md",
-        "---\nname: beta\ndescription: Added.\n---\n",
-    );
-    let mut heard = Vec::new();
-    while heard.len() < 2 {
-        let kind = tokio::time::timeout(Duration::from_secs(10), old.list_changes.recv())
-            .await
-            .expect("list changes on 2025-11-25");
-        heard.push(kind.unwrap());
-    }
-    assert_eq!(heard, ["prompts", "resources"]);
-    let notification = tokio::time::timeout(Duration::from_secs(10), subscription.next())
-        .await
-        .expect("a notification on the listen stream")
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&notification).unwrap()["method"],
-        "notifications/resources/list_changed"
-    );
-    for server in [&old, &new] {
-        let uris: Vec<String> = server
-            .client
-            .list_all_resources()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.uri)
-            .collect();
-        assert_eq!(uris, ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]);
-        let skills = server.client.list_all_skills().await.unwrap();
-        assert_eq!(skills.len(), 2);
-    }
-    old.stop().await;
-    new.stop().await;
 }
 
 #[test]

@@ -569,3 +569,41 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.parse().ok())
         .expect("VmRSS")
 }
+
+/// Options that serve `fixtures/files` alone.
+pub const FILES_ARGS: &[&str] = &[
+    "--skills-dir",
+    "files",
+    "--no-user",
+    "--no-project",
+    "--no-plugins",
+];
+
+/// Strings only files outside the skill, hidden files and `node_modules` of
+/// `fixtures/files` hold: no answer may ever contain one.
+pub const SECRETS: &[&str] = &[
+    "SECRET-OUTSIDE",
+    "SECRET-DOTFILE",
+    "SECRET-GIT",
+    "SECRET-NODE-MODULES",
+    "root:",
+];
+
+/// `fixtures/files` with what git cannot hold: a `.git` folder and a FIFO
+/// (`pdf/pipe`) in the `pdf` skill.
+pub fn files_fixture() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.write("files/pdf/.git/config", "[core] # SECRET-GIT\n");
+    let pipe = fixture.path("files/pdf/pipe");
+    let c_path = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo only reads the NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    fixture
+}
+
+/// Panics when `text` holds one of the [`SECRETS`].
+pub fn assert_no_secret(context: &str, text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{context} leaked {secret}: {text}");
+    }
+}
