@@ -146,6 +146,10 @@ pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -
             tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
             return FileAnswer::Skill(vanished(snapshot, name, skill));
         }
+        Err(FileError::NotFound { .. }) => {
+            let suggestions = files::suggest(&files.listing(&skill.dir), file);
+            return refused(FileError::NotFound { suggestions });
+        }
         Err(error) => return refused(error),
     };
     let rel = target.rel();

@@ -317,7 +317,7 @@ pub enum FileError {
     #[error("the skill has no such file")]
     NotFound {
         /// Up to [`MAX_SUGGESTIONS`] listed paths like the one asked for,
-        /// best first.
+        /// best first ([`suggest`]); [`resolve`] leaves it empty.
         suggestions: Vec<String>,
     },
     #[error("the file is {size} bytes, over the {max}-byte limit")]
@@ -397,22 +397,12 @@ impl Target {
 /// components are dropped, so "" and "." name the skill folder itself and
 /// `./references/` the folder `references`.
 ///
-/// Then the path is resolved (`fs::canonicalize`) and must lie inside the
+/// Then the path is resolved (every symlink) and must lie inside the
 /// resolved skill folder and pass through nothing hidden there; it must be a
 /// regular file or a folder (a FIFO or device is refused and never opened).
-/// A path that does not exist is [`FileError::NotFound`] with up to
-/// [`MAX_SUGGESTIONS`] similar listed paths. Percent-encoding is not decoded.
+/// A path that does not exist is [`FileError::NotFound`] without suggestions
+/// ([`suggest`] finds them in a listing). Percent-encoding is not decoded.
 pub fn resolve(skill_dir: &Path, requested: &str) -> Result<Target, FileError> {
-    match locate(skill_dir, requested) {
-        Err(FileError::NotFound { .. }) => Err(FileError::NotFound {
-            suggestions: suggest(&list(skill_dir), requested),
-        }),
-        other => other,
-    }
-}
-
-/// [`resolve`] without suggestions.
-fn locate(skill_dir: &Path, requested: &str) -> Result<Target, FileError> {
     let rel = clean(requested)?;
     let fence = fs::canonicalize(skill_dir)?;
     let real = real_below(&fence, &rel)?;
@@ -485,7 +475,7 @@ fn clean(requested: &str) -> Result<String, FileError> {
 /// then by the similarity `skill` names are matched with (typos,
 /// transpositions, containment), of the names alone when `requested` has no
 /// `/`, else the mean of the paths' and the names' similarity.
-fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
+pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
     /// Longer queries are only matched by exact name: similarity is quadratic.
     const COMPARED_CHARS: usize = 256;
     let query = requested.trim_matches('/').to_lowercase();
@@ -978,8 +968,14 @@ mod tests {
         listing.files.iter().map(|e| e.path.as_str()).collect()
     }
 
+    /// Why `requested` is refused, with suggestions as a call gets them.
     fn refused(dir: &Path, requested: &str) -> FileError {
-        resolve(dir, requested).expect_err(requested)
+        match resolve(dir, requested).expect_err(requested) {
+            FileError::NotFound { .. } => FileError::NotFound {
+                suggestions: suggest(&list(dir), requested),
+            },
+            other => other,
+        }
     }
 
     #[test]
