@@ -14,7 +14,7 @@ mod transport;
 mod watch;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::{Peer, RoleServer, ServiceExt};
 
@@ -23,7 +23,7 @@ use crate::diagnostic::Severity;
 
 use handler::SkillServer;
 use registry::Registry;
-use transport::StdioTransport;
+use transport::{Closed, StdioTransport};
 
 /// Why the server stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     let server = SkillServer::new(Arc::clone(&registry));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, closed) = StdioTransport::new(stdin, stdout);
+    let input_closed = transport.input_closed();
     let running = tokio::select! {
         running = server.serve(transport) => match running {
             Ok(running) => running,
@@ -74,12 +75,15 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     }
 
     // On a signal, stop at once: rmcp would let in-flight requests (a call
-    // waiting for a rescan, say) finish first, for up to two seconds.
+    // waiting for a rescan, say) finish first, for up to two seconds. After
+    // stdin ends, it would wait for them up to five; they get `EOF_GRACE`
+    // (behaviour.md §13).
     let stop = tokio::select! {
         quit = running.waiting() => {
             quit?;
             Stop::Eof
         }
+        () = grace_after(&input_closed) => Stop::Eof,
         () = closed.wait() => Stop::StdoutClosed,
         signal = &mut shutdown => Stop::Signal(signal),
     };
@@ -88,6 +92,17 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     // folder one by one) took 40–60 ms at 10,000 skills, measured.
     std::mem::forget(registry);
     Ok(stop)
+}
+
+/// How long requests in flight when stdin ends may take to answer: a client
+/// that closes stdin right after its last request still gets the answer,
+/// and no call (a rescan at 100,000 skills, say) delays the exit by more.
+const EOF_GRACE: Duration = Duration::from_millis(100);
+
+/// Resolves [`EOF_GRACE`] after stdin has ended.
+async fn grace_after(input_closed: &Closed) {
+    input_closed.wait().await;
+    tokio::time::sleep(EOF_GRACE).await;
 }
 
 /// Sends `notifications/tools/list_changed` whenever the description changes.

@@ -52,9 +52,12 @@ pub struct StdioTransport<R, W> {
     /// and `server/discover`). Until then rmcp gives up on any notification
     /// or response, so those are dropped here.
     started: bool,
+    /// Closed when stdin ends.
+    input: Closed,
 }
 
-/// Says when stdout can no longer be written (the client closed it).
+/// Says when a stream has closed: stdout can no longer be written (the
+/// client closed it), or stdin has ended.
 #[derive(Clone, Default)]
 pub struct Closed(Arc<(AtomicBool, Notify)>);
 
@@ -68,7 +71,7 @@ impl Closed {
         self.0.0.load(Ordering::SeqCst)
     }
 
-    /// Resolves once stdout is closed.
+    /// Resolves once the stream is closed.
     pub async fn wait(&self) {
         loop {
             let notified = self.0.1.notified();
@@ -91,8 +94,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
             }),
             flight: Arc::new(InFlight::default()),
             started: false,
+            input: Closed::default(),
         };
         (transport, closed)
+    }
+
+    /// Says when stdin has ended (the transport then gives rmcp no more
+    /// messages).
+    pub fn input_closed(&self) -> Closed {
+        self.input.clone()
     }
 }
 
@@ -243,9 +253,13 @@ where
             self.flight.room().await;
             let line = match self.lines.next().await {
                 Ok(Some(line)) => line,
-                Ok(None) => return None,
+                Ok(None) => {
+                    self.input.close();
+                    return None;
+                }
                 Err(err) => {
                     tracing::debug!("cannot read stdin: {err}");
+                    self.input.close();
                     return None;
                 }
             };
