@@ -21,5 +21,6 @@ pub mod render;
 pub mod resolve;
 pub mod roots;
 pub mod scan;
+pub mod search;
 pub mod server;
 pub mod snapshot;

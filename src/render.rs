@@ -1,9 +1,10 @@
 //! Text the model reads: the `skill` tool description (behaviour.md §5.1) and the
-//! answers to calls (behaviour.md §5.2, §5.3). The server and `skillserve show` both
+//! answers to calls (behaviour.md §5.2, §5.3, §13). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
 use std::fmt::Write;
 
+use crate::config::MAX_NAME_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::snapshot::Skill;
 
@@ -17,6 +18,12 @@ pub const NO_SKILLS_LINE: &str = "(none yet: no SKILL.md files were found)";
 /// Descriptions are never cut shorter than this many characters; below it they
 /// are dropped altogether (a name alone says more than a stub).
 const MIN_CUT: usize = 16;
+
+/// A match of a "not found" answer shows this much of its description.
+const MATCH_DESCRIPTION_CHARS: usize = 100;
+
+/// A "not found" answer echoes at most this much of the name it was given.
+const ECHO_CHARS: usize = 80;
 
 /// The `skill` tool description: the header, then `- name: description` per
 /// skill, in at most `budget` characters (Unicode scalar values).
@@ -128,13 +135,7 @@ fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
             continue;
         }
         out.push_str(": ");
-        if entry.description_chars <= cap {
-            out.push_str(entry.description);
-        } else {
-            let cut: String = entry.description.chars().take(cap - 1).collect();
-            out.push_str(cut.trim_end());
-            out.push('…');
-        }
+        push_cut(&mut out, entry.description, entry.description_chars, cap);
     }
     if kept < entries.len() {
         out.push('\n');
@@ -143,9 +144,24 @@ fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
     out
 }
 
+/// Appends `text` (of `chars` characters), or its first `cap - 1`
+/// characters and `…` when it is longer than `cap`.
+fn push_cut(out: &mut String, text: &str, chars: usize, cap: usize) {
+    if chars <= cap {
+        out.push_str(text);
+    } else {
+        let end = text
+            .char_indices()
+            .nth(cap - 1)
+            .map_or(text.len(), |(i, _)| i);
+        out.push_str(text[..end].trim_end());
+        out.push('…');
+    }
+}
+
 fn more_line(count: usize) -> String {
     format!(
-        "- … and {count} more skill{} not listed here; call `skill` with any name to get the closest matches",
+        "- … and {count} more skill{} not listed here; call `skill` with a skill's name, or with a few words describing the task to search them",
         if count == 1 { "" } else { "s" }
     )
 }
@@ -160,10 +176,14 @@ pub fn loading(skill: &Skill, content: &str) -> String {
     )
 }
 
-/// The answer when no skill has the name.
-pub fn not_found(query: &str, suggestions: &[&Skill], total: usize) -> String {
-    let mut out = format!("Skill '{query}' not found.");
-    if suggestions.is_empty() {
+/// The answer when no skill has the name: the skills that match it best,
+/// each with the start of its description, or how many skills there are.
+/// A name longer than [`ECHO_CHARS`] is shown cut.
+pub fn not_found(query: &str, matches: &[&Skill], total: usize) -> String {
+    let mut out = String::from("Skill '");
+    push_cut(&mut out, query, query.chars().count(), ECHO_CHARS);
+    out.push_str("' not found.");
+    if matches.is_empty() {
         match total {
             0 => out.push_str(" No skills are installed."),
             1 => out.push_str(" There is 1 skill; the `skill` tool description lists it."),
@@ -177,9 +197,15 @@ pub fn not_found(query: &str, suggestions: &[&Skill], total: usize) -> String {
         return out;
     }
     out.push_str(" Did you mean one of these?");
-    for skill in suggestions {
+    for skill in matches {
         out.push_str("\n- ");
         out.push_str(&skill.name);
+        let description = skill.description();
+        if !description.is_empty() {
+            out.push_str(": ");
+            let chars = description.chars().count();
+            push_cut(&mut out, description, chars, MATCH_DESCRIPTION_CHARS);
+        }
     }
     out.push_str("\nCall `skill` again with one of these names.");
     out
@@ -214,6 +240,13 @@ pub fn broken(query: &str, diagnostic: &Diagnostic) -> String {
 pub fn invalid_params(problem: &str) -> String {
     format!(
         "Invalid params: the string argument `name` is required ({problem}). Example: {{\"name\": \"pdf\"}}"
+    )
+}
+
+/// The answer when the `name` argument is longer than [`MAX_NAME_CHARS`].
+pub fn name_too_long() -> String {
+    format!(
+        "Invalid params: the argument `name` is longer than {MAX_NAME_CHARS} characters. Call `skill` with a skill's name, or with a few words describing the task."
     )
 }
 

@@ -18,6 +18,7 @@ use crate::parse::Parsed;
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
 use crate::scan::{self, Cache, Dirs, Failed, Found, Scan};
+use crate::search::SearchIndex;
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -82,8 +83,9 @@ pub struct Shadowed {
     pub by: PathBuf,
 }
 
-/// The skills of a snapshot and their indexes: the expensive part, shared by
-/// consecutive snapshots while the skills do not change.
+/// The skills of a snapshot and their indexes (names, and the words of the
+/// search): the expensive part, shared by consecutive snapshots while the
+/// skills do not change.
 #[derive(Debug, Default)]
 struct Index {
     /// Served skills in display order: by source (custom, project, user,
@@ -95,6 +97,8 @@ struct Index {
     /// Lowercased short names and folder names that differ from the full
     /// name → indexes in `skills`.
     by_short: HashMap<String, Vec<usize>>,
+    /// The words of names and descriptions, for the search on a miss.
+    search: SearchIndex,
     /// The `shadowed` diagnostics.
     shadowing: Vec<Diagnostic>,
     /// What the index was built from: per skill found, its root and the
@@ -210,6 +214,12 @@ impl Snapshot {
             .unwrap_or_default()
     }
 
+    /// Up to `limit` skills whose names and descriptions match `query`
+    /// best, best first (behaviour.md §13).
+    pub fn search(&self, query: &str, limit: usize) -> Vec<&Skill> {
+        self.index.search.search(&self.index.skills, query, limit)
+    }
+
     /// Served skills per source, in precedence order: `custom 2, user 5`
     /// (empty when there are none).
     pub fn count_by_source(&self) -> String {
@@ -298,6 +308,7 @@ impl Index {
         }
 
         Index {
+            search: SearchIndex::build(&skills),
             skills,
             shadowed,
             by_name,

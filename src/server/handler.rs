@@ -13,6 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::answer::Answer;
 use crate::render;
 use crate::server::registry::Registry;
 use crate::server::rescan::Caller;
@@ -90,6 +91,16 @@ fn name_argument(request: &CallToolRequestParams) -> Result<&str, &'static str> 
     }
 }
 
+/// A bad `name` argument as a tool error (behaviour.md §5.3): the model
+/// reads `message`, and clients that look for it find -32602.
+fn invalid_params(message: String) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+    result.structured_content = Some(json!({
+        "error": { "code": ErrorCode::INVALID_PARAMS.0, "message": message }
+    }));
+    result
+}
+
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -129,16 +140,12 @@ impl ServerHandler for SkillServer {
         }
         let name = match name_argument(&request) {
             Ok(name) => name,
-            Err(problem) => {
-                let message = render::invalid_params(problem);
-                let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
-                result.structured_content = Some(json!({
-                    "error": { "code": ErrorCode::INVALID_PARAMS.0, "message": message }
-                }));
-                return Ok(result.into());
-            }
+            Err(problem) => return Ok(invalid_params(render::invalid_params(problem)).into()),
         };
-        let answer = self.caller.call(name).await;
+        let answer = match self.caller.call(name).await {
+            Answer::Invalid(message) => return Ok(invalid_params(message).into()),
+            answer => answer,
+        };
         let is_error = answer.is_error();
         let content = vec![ContentBlock::text(answer.into_text())];
         Ok(if is_error {

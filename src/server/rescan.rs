@@ -1,13 +1,16 @@
 //! Rescan on a miss (behaviour.md §5.2): a name that resolves to nothing may
 //! be a skill added since the last refresh, so the server looks once more
 //! before it says "not found". Rate-limited, so that a model guessing names
-//! cannot keep the server rescanning.
+//! cannot keep the server rescanning. Then the miss is searched (behaviour.md
+//! §13) on a blocking thread: the runtime has one thread (see `main`), and a
+//! search at 100,000 skills takes milliseconds that `ping`, other calls and
+//! the signal handler must not wait for.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::answer::{self, Answer};
-use crate::server::registry::Registry;
+use crate::answer::{self, Answer, Lookup};
+use crate::server::registry::{Registry, Served};
 
 /// Misses (and passing read errors) trigger at most one rescan per this
 /// interval.
@@ -41,38 +44,59 @@ impl Caller {
     /// Answers a `skill` call. A miss rescans once (rate-limited) and answers
     /// from the new snapshot; a skill whose file vanished always does. A
     /// passing read error answers at once and refreshes in the background.
+    /// What is still a miss then is searched on a blocking thread.
     pub async fn call(&self, name: &str) -> Answer {
-        let first = self.answer_now(name);
-        match self.next(name, &first) {
-            Next::Answer => first,
+        let (served, first) = self.lookup_now(name);
+        let (served, lookup) = match self.next(name, &first) {
+            Next::Answer => (served, first),
             Next::RefreshInBackground => {
                 self.registry.request_refresh();
-                first
+                (served, first)
             }
             Next::RescanAndRetry => {
                 self.registry.refresh_and_wait().await;
-                self.answer_now(name)
+                self.lookup_now(name)
+            }
+        };
+        match lookup {
+            Lookup::Answer(answer) => answer,
+            Lookup::Miss { vanished } => {
+                let name = name.to_owned();
+                let search =
+                    move || answer::not_found(&served.snapshot, &name, vanished.as_deref());
+                match tokio::task::spawn_blocking(search).await {
+                    Ok(answer) => answer,
+                    Err(err) => std::panic::resume_unwind(err.into_panic()),
+                }
             }
         }
     }
 
-    /// Answers from the current snapshot. The file is read on the executor:
-    /// it is a regular file of bounded size, usually unchanged since the last
-    /// call (see `contents`), and handing it to a blocking thread cost more
-    /// than the read (measured: 26 futex calls per request against 1.5).
-    fn answer_now(&self, name: &str) -> Answer {
+    /// Looks `name` up in the current snapshot, which it returns too. The
+    /// file is read on the executor: it is a regular file of bounded size,
+    /// usually unchanged since the last call (see `contents`), and handing it
+    /// to a blocking thread cost more than the read (measured: 26 futex calls
+    /// per request against 1.5).
+    fn lookup_now(&self, name: &str) -> (Arc<Served>, Lookup) {
         let served = self.registry.current();
-        answer::answer(&served.snapshot, name, self.registry.contents())
+        let lookup = answer::lookup(&served.snapshot, name, self.registry.contents());
+        (served, lookup)
     }
 
-    fn next(&self, name: &str, answer: &Answer) -> Next {
-        match answer {
+    fn next(&self, name: &str, lookup: &Lookup) -> Next {
+        let answer = match lookup {
             // The snapshot is out of date for sure.
-            Answer::NotFound { vanished: true, .. } => Next::RescanAndRetry,
-            // A skill added since the last refresh, or a broken one fixed.
-            Answer::NotFound { .. } | Answer::Broken(_) if self.claim_rescan() => {
-                Next::RescanAndRetry
+            Lookup::Miss { vanished: Some(_) } => return Next::RescanAndRetry,
+            // A skill added since the last refresh.
+            Lookup::Miss { vanished: None } if self.claim_rescan() => {
+                return Next::RescanAndRetry;
             }
+            Lookup::Miss { vanished: None } => return Next::Answer,
+            Lookup::Answer(answer) => answer,
+        };
+        match answer {
+            // A broken skill fixed since the last refresh.
+            Answer::Broken(_) if self.claim_rescan() => Next::RescanAndRetry,
             // A passing I/O error may mean the tree changed: look again (at
             // most once a second, like a miss). A file that must be fixed (not
             // UTF-8, too large, not a regular file) stays as it is until it is
@@ -92,7 +116,8 @@ impl Caller {
             Answer::NotFound { .. }
             | Answer::Broken(_)
             | Answer::Skill(_)
-            | Answer::Ambiguous(_) => Next::Answer,
+            | Answer::Ambiguous(_)
+            | Answer::Invalid(_) => Next::Answer,
         }
     }
 

@@ -14,5 +14,6 @@ mod import;
 mod plugins;
 mod properties;
 mod refresh;
+mod search;
 mod server;
 mod trust;

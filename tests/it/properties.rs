@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use skillserve::config::MIN_DESCRIPTION_BUDGET;
 use skillserve::parse::{self, NameFrom, Parsed};
 use skillserve::render::{DESCRIPTION_HEADER, tool_description};
-use skillserve::resolve::{Resolution, resolve, suggest};
+use skillserve::resolve::{Resolution, resolve};
 use skillserve::roots::{Layout, Root, Source};
 use skillserve::scan::{Found, Scan};
 use skillserve::snapshot::{Skill, Snapshot};
@@ -174,9 +174,9 @@ proptest! {
             }
             Resolution::NotFound => {}
         }
-        let suggestions = suggest(&snapshot, &query, 5);
-        prop_assert!(suggestions.len() <= 5);
-        prop_assert!(suggestions.iter().all(|s| files.contains(&s.file)));
+        let matches = snapshot.search(&query, 5);
+        prop_assert!(matches.len() <= 5);
+        prop_assert!(matches.iter().all(|s| files.contains(&s.file)));
     }
 
     #[test]

@@ -412,16 +412,19 @@ pub struct Raw {
 
 impl Raw {
     /// Starts the server and completes the 2025-11-25 handshake.
-    pub fn start(mut command: std::process::Command) -> Raw {
+    pub fn start(command: std::process::Command) -> Raw {
+        Raw::start_within(command, Duration::from_secs(20))
+    }
+
+    /// [`Raw::start`], waiting up to `within` for the first scan.
+    pub fn start_within(mut command: std::process::Command, within: Duration) -> Raw {
         let mut raw = Raw::spawn(&mut command);
         raw.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
         );
-        let answer = raw
-            .next_message(Duration::from_secs(20))
-            .expect("initialize answered");
+        let answer = raw.next_message(within).expect("initialize answered");
         assert_eq!(answer["id"], "init", "{answer}");
         raw.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
