@@ -330,6 +330,58 @@ mod tests {
     }
 
     #[test]
+    fn not_found_lists_matches_with_one_line_of_description() {
+        let long = skill("pdf", &format!("{} end", "word ".repeat(30)));
+        let short = skill("pdf-tools", "Split PDF pages.");
+        let bare = skill("empty", "");
+        assert_eq!(
+            not_found("fill a pdf form", &[&long, &short, &bare], 3),
+            format!(
+                "Skill 'fill a pdf form' not found. Did you mean one of these?\n\
+                 - pdf: {}…\n\
+                 - pdf-tools: Split PDF pages.\n\
+                 - empty\n\
+                 Call `skill` again with one of these names.",
+                "word ".repeat(20).trim_end()
+            )
+        );
+    }
+
+    #[test]
+    fn not_found_without_matches_says_how_many_skills_there_are() {
+        assert_eq!(
+            not_found("zzz", &[], 0),
+            "Skill 'zzz' not found. No skills are installed."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 1),
+            "Skill 'zzz' not found. There is 1 skill; the `skill` tool description lists it."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 7),
+            "Skill 'zzz' not found. There are 7 skills; the `skill` tool description lists them."
+        );
+    }
+
+    #[test]
+    fn not_found_echoes_at_most_80_characters_of_the_name() {
+        let eighty = "é".repeat(80);
+        assert!(not_found(&eighty, &[], 2).starts_with(&format!("Skill '{eighty}' not found.")));
+        let longer = "é".repeat(81);
+        let cut = "é".repeat(79);
+        assert!(not_found(&longer, &[], 2).starts_with(&format!("Skill '{cut}…' not found.")));
+    }
+
+    #[test]
+    fn the_more_line_invites_a_search() {
+        assert_eq!(
+            more_line(666),
+            "- … and 666 more skills not listed here; call `skill` with a skill's name, or with a few words describing the task to search them"
+        );
+        assert!(more_line(1).starts_with("- … and 1 more skill not listed here;"));
+    }
+
+    #[test]
     fn more_line_when_names_do_not_fit() {
         let skills: Vec<Skill> = (0..100)
             .map(|i| skill(&format!("skill-{i:03}"), "d"))

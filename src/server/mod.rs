@@ -48,6 +48,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     log_startup(&registry, &options, started.elapsed());
+    registry.prepare_search();
 
     let server = SkillServer::new(Arc::clone(&registry));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
