@@ -265,35 +265,12 @@ pub fn unreadable(name: &str, reason: &str, lasting: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{NameFrom, Parsed};
-    use crate::roots::Source;
-    use std::sync::Arc;
-
-    fn skill(name: &str, description: &str) -> Skill {
-        Skill {
-            name: name.into(),
-            dir: format!("/skills/{name}").into(),
-            file: format!("/skills/{name}/SKILL.md").into(),
-            source: Source::User,
-            root: std::path::Path::new("/skills").into(),
-            plugin: None,
-            fence: None,
-            parsed: Arc::new(Parsed {
-                name: name.into(),
-                name_from: NameFrom::Frontmatter,
-                description: description.into(),
-                fields: Default::default(),
-                description_chars: description.chars().count(),
-                findings: Vec::new(),
-            }),
-        }
-    }
 
     #[test]
     fn full_text_when_it_fits() {
         let skills = [
-            skill("user", "用户的全局技能,必读!"),
-            skill("bun", "Docs for 'bun'"),
+            Skill::for_test("user", "用户的全局技能,必读!"),
+            Skill::for_test("bun", "Docs for 'bun'"),
         ];
         assert_eq!(
             tool_description(&skills, 8000),
@@ -311,7 +288,10 @@ mod tests {
 
     #[test]
     fn longest_descriptions_are_cut_first() {
-        let skills = [skill("a", &"x".repeat(300)), skill("b", "short one")];
+        let skills = [
+            Skill::for_test("a", &"x".repeat(300)),
+            Skill::for_test("b", "short one"),
+        ];
         let text = tool_description(&skills, 300);
         assert!(text.chars().count() <= 300, "{}", text.chars().count());
         assert!(text.contains("\n- b: short one"));
@@ -321,7 +301,7 @@ mod tests {
     #[test]
     fn names_only_when_cuts_would_be_stubs() {
         let skills: Vec<Skill> = (0..20)
-            .map(|i| skill(&format!("skill-{i}"), &"d".repeat(50)))
+            .map(|i| Skill::for_test(&format!("skill-{i}"), &"d".repeat(50)))
             .collect();
         let text = tool_description(&skills, 300);
         assert!(text.chars().count() <= 300);
@@ -331,9 +311,9 @@ mod tests {
 
     #[test]
     fn not_found_lists_matches_with_one_line_of_description() {
-        let long = skill("pdf", &format!("{} end", "word ".repeat(30)));
-        let short = skill("pdf-tools", "Split PDF pages.");
-        let bare = skill("empty", "");
+        let long = Skill::for_test("pdf", &format!("{} end", "word ".repeat(30)));
+        let short = Skill::for_test("pdf-tools", "Split PDF pages.");
+        let bare = Skill::for_test("empty", "");
         assert_eq!(
             not_found("fill a pdf form", &[&long, &short, &bare], 3),
             format!(
@@ -384,7 +364,7 @@ mod tests {
     #[test]
     fn more_line_when_names_do_not_fit() {
         let skills: Vec<Skill> = (0..100)
-            .map(|i| skill(&format!("skill-{i:03}"), "d"))
+            .map(|i| Skill::for_test(&format!("skill-{i:03}"), "d"))
             .collect();
         let text = tool_description(&skills, 400);
         assert!(text.chars().count() <= 400, "{}", text.chars().count());

@@ -979,27 +979,6 @@ mod tests {
         out
     }
 
-    fn skill(index: usize, name: &str, description: &str) -> Skill {
-        let dir = std::path::PathBuf::from(format!("/skills/{index}"));
-        Skill {
-            name: name.to_owned(),
-            file: dir.join("SKILL.md"),
-            dir,
-            source: crate::roots::Source::User,
-            root: std::path::Path::new("/skills").into(),
-            plugin: None,
-            fence: None,
-            parsed: std::sync::Arc::new(crate::parse::Parsed {
-                name: name.to_owned(),
-                name_from: crate::parse::NameFrom::Frontmatter,
-                description: description.to_owned(),
-                fields: Default::default(),
-                description_chars: description.chars().count(),
-                findings: Vec::new(),
-            }),
-        }
-    }
-
     #[test]
     fn an_index_built_in_parts_is_the_index_built_at_once() {
         let words = [
@@ -1018,7 +997,7 @@ mod tests {
                     .map(|k| words[(i + k) % words.len()].to_owned())
                     .collect();
                 description.extend((0..40).map(|k| format!("w{}", i * 40 + k)));
-                skill(i, &format!("team:skill-{}", i % 17), &description.join(" "))
+                Skill::for_test(&format!("team:skill-{}", i % 17), &description.join(" "))
             })
             .collect();
         let whole = SearchIndex::build_on(&skills, 1);

@@ -63,6 +63,30 @@ impl Skill {
     }
 }
 
+#[cfg(test)]
+impl Skill {
+    /// A user skill `name` in `/skills/name`, as unit tests need one.
+    pub(crate) fn for_test(name: &str, description: &str) -> Skill {
+        Skill {
+            name: name.into(),
+            dir: format!("/skills/{name}").into(),
+            file: format!("/skills/{name}/SKILL.md").into(),
+            source: Source::User,
+            root: Path::new("/skills").into(),
+            plugin: None,
+            fence: None,
+            parsed: Arc::new(Parsed {
+                name: name.into(),
+                name_from: crate::parse::NameFrom::Frontmatter,
+                description: description.into(),
+                fields: Default::default(),
+                description_chars: description.chars().count(),
+                findings: Vec::new(),
+            }),
+        }
+    }
+}
+
 /// Scans everything `config` points at, reusing and refilling `cache`.
 /// `previous`, the snapshot this one replaces, lends its index when nothing
 /// changed.

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{Fixture, Raw, is_error, text, wait_for_exit};
+use crate::common::{Fixture, Raw, call, is_error, listed, text, wait_for_exit};
 
 /// `fixtures/catalog`: fourteen skills named and described like those of
 /// public skill collections.
@@ -17,14 +17,6 @@ const CATALOG: &[&str] = &[
     "--no-project",
     "--no-plugins",
 ];
-
-/// The names a "not found" answer lists, best first.
-fn listed(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name))
-        .collect()
-}
 
 #[tokio::test]
 async fn a_miss_finds_skills_by_the_words_of_their_descriptions() {
@@ -192,11 +184,6 @@ fn worst_case_name() -> String {
     }
     assert!(name.chars().count() <= 512);
     name
-}
-
-fn call(id: u64, name: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "skill", "arguments": {"name": name}}})
 }
 
 /// A miss at 100,000 skills is searched on a blocking thread: a `ping` sent

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{Fixture, is_error, text};
+use crate::common::{Fixture, is_error, listed, text};
 use rmcp::model::{ClientRequest, CustomRequest, ErrorCode};
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
@@ -212,7 +212,7 @@ async fn not_found_suggests_typos_transpositions_and_separator_mixups() {
             )),
             "{text}"
         );
-        let listed = listed_names(text);
+        let listed = listed(text);
         assert!(listed.len() <= 5);
         assert_eq!(listed[0], suggestion, "best match for {query}: {text}");
         assert!(text.ends_with("\nCall `skill` again with one of these names."));
@@ -224,15 +224,6 @@ async fn not_found_suggests_typos_transpositions_and_separator_mixups() {
         "Skill 'zzzzqqqq' not found. There are 15 skills; the `skill` tool description lists them."
     );
     server.stop().await;
-}
-
-/// The names a "not found" answer lists, best first: each line
-/// `- name: description`.
-fn listed_names(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name))
-        .collect()
 }
 
 #[tokio::test]

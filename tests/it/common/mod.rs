@@ -348,6 +348,21 @@ pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
 
+/// The names a "not found" answer lists, best first: each line
+/// `- name: description`.
+pub fn listed(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name))
+        .collect()
+}
+
+/// A raw `tools/call` request of `skill` with `{"name": name}`.
+pub fn call(id: u64, name: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "skill", "arguments": {"name": name}}})
+}
+
 /// Talks to the server without rmcp, as a raw client would: writes each of
 /// `lines` to stdin, reads stdout until `answers` responses (messages with an
 /// `id`) have arrived, closes stdin and reads the rest. Every line on stdout
