@@ -21,8 +21,10 @@
 //! words. A skill is listed only for a similar name or for words that tell
 //! skills apart ([`MIN_WORDS_SCORE`]): nonsense finds nothing.
 //!
-//! The index is built once per snapshot ([`SearchIndex::build`]) and shared
-//! with the snapshots of the same skills, like the name index. Every step of a
+//! The index is built once per snapshot ([`SearchIndex::build`]), on first
+//! use (the server asks for it on a blocking thread after start-up and after
+//! each refresh), and shared with the snapshots of the same skills, like the
+//! name index. Every step of a
 //! search is bounded whatever the query (behaviour.md §13): at most
 //! [`MAX_QUERY_WORDS`] words, [`MAX_EXPANSIONS`] prefix or fuzzy matches per
 //! word, [`MAX_POSTINGS`] postings visited; the name similarity only for
@@ -143,9 +145,9 @@ enum Variant {
 impl SearchIndex {
     /// Indexes the names and descriptions of `skills`: in parts, one per
     /// thread (up to [`MAX_THREADS`]) from [`PARALLEL_FROM`] skills on, then
-    /// merged. Reading the words is most of the cost: about 9 ms at 10,000
-    /// skills on one thread, where the whole build takes 20 ms on one thread
-    /// and 12 ms on two (measured); a miss right after a change waits for it.
+    /// merged. Reading the words is most of the cost: at 10,000 skills the
+    /// build takes 18 ms on one thread and 10 ms on two (`benches/scan.rs`,
+    /// `search_index`), and a miss right after a change waits for it.
     pub fn build(skills: &[Skill]) -> SearchIndex {
         let threads = if skills.len() < PARALLEL_FROM {
             1

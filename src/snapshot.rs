@@ -247,9 +247,9 @@ impl Snapshot {
 
     /// Builds the search index unless it is built. The server calls it on a
     /// blocking thread right after a new snapshot is served, so that neither
-    /// start-up nor a refresh waits for it (about 12 ms at 10,000 skills
-    /// on two cores, against 122 ms for the rest of start-up, measured) and a
-    /// miss rarely does; a snapshot that shares its index shares this too.
+    /// start-up nor a refresh waits for it (10 ms at 10,000 skills on two
+    /// cores, where the rest of start-up takes about 120 ms) and a miss
+    /// rarely does; a snapshot that shares its index shares this too.
     pub fn prepare_search(&self) {
         self.search_index();
     }
