@@ -10,7 +10,10 @@ server RUNS times with a clean environment and measures:
     response has been read, after `initialize` and `notifications/initialized`
     (so it includes process start-up, the initial scan and rendering the
     tool description);
-  * resident memory (VmRSS from /proc/PID/status) right after that response.
+  * resident memory (VmRSS from /proc/PID/status) right after that response;
+  * with the watcher off (its watches would count too), resident memory half
+    a second after that response: start-up is over, and the search index,
+    which the server builds in the background, is built.
 
 At 1,000 skills it then makes CALLS sequential `tools/call` requests for one
 existing skill on one process and times each round trip (write the request,
@@ -55,6 +58,7 @@ TARGETS = {
     ("spawn", 10000): (250.0, "ms"),
     ("rss", 1000): (10.0, "MiB"),
     ("rss", 10000): (30.0, "MiB"),
+    ("rss-settled", 10000): (30.0, "MiB"),
     ("call", 1000): (100.0, "µs"),
     ("skills-first-cold", 1000): (20.0, "ms"),
     ("skills-first-cold", 10000): (20.0, "ms"),
@@ -296,6 +300,29 @@ def measure_startup(binary, skills_dir, runs, timeout):
     return times, rss, hwm
 
 
+def measure_settled_memory(binary, skills_dir, runs, timeout, settle=0.5):
+    """Returns [VmRSS KiB] `settle` seconds after tools/list, with the watcher
+    off (its watches would count too): what start-up left behind, the search
+    index included (the server builds it in the background right after
+    start-up)."""
+    rss = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
+            server = Server(binary, skills_dir, home, timeout, extra_args=("--no-watch",))
+            try:
+                server.start()
+                time.sleep(settle)
+                rss.append(server.rss_kib("VmRSS"))
+                server.stop()
+            except ServerError as err:
+                tail = server.stderr_tail().strip()
+                raise ServerError(f"{err}\n--- server stderr (tail) ---\n{tail or '(empty)'}") from None
+            finally:
+                server.kill()
+                server.stderr.close()
+    return rss
+
+
 def measure_calls(binary, skills_dir, name, calls, warmup, timeout):
     """Returns the round trips (seconds) of `calls` sequential tools/call requests."""
     params = {"name": "skill", "arguments": {"name": name}}
@@ -472,6 +499,9 @@ def main(argv=None):
             mib = [k / 1024 for k in rss]
             rows.append(("memory (VmRSS after tools/list)", n, f"{statistics.median(mib):.1f} MiB",
                          f"peak VmHWM {statistics.median(hwm) / 1024:.1f} MiB", ("rss", n), statistics.median(mib)))
+            mib = [k / 1024 for k in measure_settled_memory(binary, corpora[n], a.runs, a.timeout)]
+            rows.append(("memory 0.5 s later (--no-watch)", n, f"{statistics.median(mib):.1f} MiB",
+                         f"max {max(mib):.1f} MiB", ("rss-settled", n), statistics.median(mib)))
         name = typical_skill(corpora[a.call_size])
         print(f"e2e: {a.calls} tools/call round trips at {a.call_size} skills ({name}) …", file=sys.stderr)
         trips, answer_chars = measure_calls(binary, corpora[a.call_size], name, a.calls, a.warmup, a.timeout)

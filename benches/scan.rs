@@ -1,5 +1,6 @@
 //! In-process benchmarks of the hot paths: scanning + parsing a corpus, a
-//! warm-cache rescan, name resolution and rendering the tool description.
+//! warm-cache rescan, name resolution, the search on a miss and rendering the
+//! tool description.
 //!
 //! Run with `cargo bench --bench scan` (add `-- --sample-count 10` for a quick
 //! pass). Corpora are generated once into `target/bench-corpus/<N>/` by
@@ -9,15 +10,19 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 
-use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES};
+use skillserve::answer;
+use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_NAME_CHARS};
+use skillserve::parse::Parsed;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
-use skillserve::scan::Cache;
+use skillserve::roots::{Layout, Root, Source};
+use skillserve::scan::{Cache, Found, Scan};
+use skillserve::search::SearchIndex;
 use skillserve::snapshot;
 use skillserve::snapshot::Snapshot;
 
@@ -144,15 +149,6 @@ mod resolve_10k {
         bencher.bench(|| resolve::resolve(snapshot, black_box(name)));
     }
 
-    /// The "did you mean" list of a miss: compares against every skill.
-    #[divan::bench(sample_count = 30)]
-    fn suggest(bencher: Bencher) {
-        let snapshot = snapshot(N);
-        bencher
-            .counter(ItemsCount::new(N))
-            .bench(|| resolve::suggest(snapshot, black_box("typo-name"), 5));
-    }
-
     /// Upper-cases every other letter, so the lookup must fold case.
     fn other_case_of(name: &str) -> String {
         name.chars()
@@ -166,6 +162,116 @@ mod resolve_10k {
             })
             .collect()
     }
+}
+
+// ------------------------------------------------------------------- search
+
+/// The answer to a miss (behaviour.md §14): the search and its text, as a
+/// call's blocking thread computes it. At 100,000 skills the snapshot is the
+/// 10,000-skill corpus ten times over, in memory (see [`snapshot_100k`]).
+/// Queries:
+///
+/// - `typo`: a served name with two letters swapped;
+/// - `words`: four words of a description;
+/// - `common`: the corpus's most common description words, 512 characters
+///   of them (every posting budget in use);
+/// - `misspelt`: the same words each with its last letter changed, so that
+///   none matches exactly and each is looked up one edit away.
+mod miss {
+    use super::*;
+
+    const QUERIES: [&str; 4] = ["typo", "words", "common", "misspelt"];
+
+    fn bench_miss(bencher: Bencher, snapshot: &Snapshot, kind: &str) {
+        let query = query(snapshot, kind);
+        assert!(query.chars().count() <= MAX_NAME_CHARS);
+        let answer = answer::not_found(snapshot, &query, None);
+        assert!(answer.text().starts_with("Skill '"));
+        bencher.bench(|| answer::not_found(snapshot, black_box(&query), None));
+    }
+
+    #[divan::bench(args = QUERIES)]
+    fn at_1000(bencher: Bencher, kind: &str) {
+        bench_miss(bencher, snapshot(1_000), kind);
+    }
+
+    #[divan::bench(args = QUERIES)]
+    fn at_10000(bencher: Bencher, kind: &str) {
+        bench_miss(bencher, snapshot(10_000), kind);
+    }
+
+    #[divan::bench(args = QUERIES, sample_count = 30)]
+    fn at_100000(bencher: Bencher, kind: &str) {
+        bench_miss(bencher, snapshot_100k(), kind);
+    }
+
+    fn query(snapshot: &Snapshot, kind: &str) -> String {
+        let skills = snapshot.skills();
+        match kind {
+            "typo" => {
+                let mut name: Vec<char> = skills[skills.len() / 2].name.chars().collect();
+                name.swap(1, 2);
+                name.into_iter().collect()
+            }
+            "words" => skills[skills.len() / 3]
+                .description()
+                .split_whitespace()
+                .skip(5)
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" "),
+            "common" => fill(common_words(snapshot).iter().map(String::as_str)),
+            "misspelt" => {
+                let misspelt = common_words(snapshot).into_iter().map(|mut word| {
+                    word.pop();
+                    word.push('q');
+                    word
+                });
+                fill(misspelt.collect::<Vec<_>>().iter().map(String::as_str))
+            }
+            other => unreachable!("no query {other}"),
+        }
+    }
+
+    /// The 64 most common description words of five letters or more.
+    fn common_words(snapshot: &Snapshot) -> Vec<String> {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for skill in snapshot.skills() {
+            for word in skill.description().split(|c: char| !c.is_alphanumeric()) {
+                if word.len() >= 5 && word.is_ascii() {
+                    *counts.entry(word.to_ascii_lowercase()).or_default() += 1;
+                }
+            }
+        }
+        let mut common: Vec<(usize, String)> = counts.into_iter().map(|(w, n)| (n, w)).collect();
+        common.sort_by(|a, b| b.cmp(a));
+        common.into_iter().take(64).map(|(_, w)| w).collect()
+    }
+
+    /// `words` joined by spaces, as many as fit in the longest name allowed.
+    fn fill<'a>(words: impl Iterator<Item = &'a str>) -> String {
+        let mut out = String::new();
+        for word in words {
+            if out.len() + 1 + word.len() > MAX_NAME_CHARS {
+                break;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        out
+    }
+}
+
+/// Building the search index of a snapshot (part of every start-up and of
+/// every rescan that changed a skill).
+#[divan::bench(args = [1_000, 10_000])]
+fn search_index(bencher: Bencher, n: usize) {
+    let snapshot = snapshot(n);
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| SearchIndex::build(black_box(snapshot.skills())));
 }
 
 // ----------------------------------------------------------------- rendering
@@ -205,6 +311,40 @@ fn snapshot(n: usize) -> &'static Snapshot {
             assert_eq!(snapshot.skills().len(), n);
             Box::leak(Box::new(snapshot))
         })
+}
+
+/// 100,000 skills in memory: the 10,000 of the corpus ten times, each copy
+/// with its own names (`-copy1` … appended) and the same descriptions, so
+/// that every word's postings are ten times as long. Nothing on disk: 100,000
+/// generated skills would be 820 MB.
+fn snapshot_100k() -> &'static Snapshot {
+    static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();
+    SNAPSHOT.get_or_init(|| {
+        let base = snapshot(10_000);
+        let root = Root::new(corpus(10_000), Source::Custom, Layout::Folders);
+        let skills = (0..10).flat_map(|copy| {
+            base.skills().iter().map(move |skill| {
+                let name = format!("{}-copy{copy}", skill.name);
+                let dir = skill.dir.with_file_name(&name);
+                Found {
+                    file: dir.join("SKILL.md"),
+                    dir,
+                    root: 0,
+                    parsed: Arc::new(Parsed {
+                        name,
+                        ..Parsed::clone(&skill.parsed)
+                    }),
+                }
+            })
+        });
+        let scan = Scan {
+            skills: skills.collect(),
+            ..Scan::default()
+        };
+        let snapshot = Snapshot::build(vec![root], scan, None);
+        assert_eq!(snapshot.skills().len(), 100_000);
+        snapshot
+    })
 }
 
 /// The corpus of `n` skills, generated on first use and reused afterwards.

@@ -1,17 +1,20 @@
 //! What a `skill` call returns, decided on one snapshot (behaviour.md §5.2,
-//! §5.3, §9). The server and `skillserve show` both call [`answer`] and
-//! [`answer_file`], so the CLI prints exactly what a client receives.
-//! Rescanning on a miss is the server's business; this module does blocking
-//! I/O and nothing else.
+//! §5.3, §9, §14). The server and `skillserve show` both call [`lookup`] (or
+//! [`lookup_file`]) and, on a miss, [`not_found`] ([`answer`] and
+//! [`answer_file`] are both), so the CLI prints exactly what a client
+//! receives. Rescanning on a miss, and where the search runs, are the
+//! server's business; this module does blocking I/O and nothing else.
 
 use std::sync::Arc;
 
+use crate::config::MAX_NAME_CHARS;
 use crate::contents::Contents;
 use crate::disk::{self, ReadError};
 use crate::files::{self, Content, FileError, Files, Kind, Target};
 use crate::parse;
 use crate::render;
-use crate::resolve::{self, MAX_SUGGESTIONS, Resolution};
+use crate::resolve::{self, Resolution};
+use crate::search::MAX_MATCHES;
 use crate::snapshot::{Skill, Snapshot};
 
 /// What a `skill` call with some name returns.
@@ -39,13 +42,30 @@ pub enum Answer {
     /// No skill has the name, but a skill folder of that name has a
     /// `SKILL.md` that could not be loaded (the scan said why).
     Broken(String),
+    /// The name is too long to be looked up (behaviour.md §14): an invalid
+    /// argument, reported like the other bad `name` arguments.
+    Invalid(String),
+}
+
+/// What a call finds before any search: an answer, or a miss.
+#[derive(Debug)]
+pub enum Lookup<T = Answer> {
+    Answer(T),
+    /// No skill has the name; `vanished` names the skill the snapshot had
+    /// under it when its files are gone. [`not_found`] answers it.
+    Miss {
+        vanished: Option<String>,
+    },
 }
 
 impl Answer {
     /// The text the model reads first (for a skill, its SKILL.md).
     pub fn text(&self) -> &str {
         match self {
-            Answer::Skill { text, .. } | Answer::Ambiguous(text) | Answer::Broken(text) => text,
+            Answer::Skill { text, .. }
+            | Answer::Ambiguous(text)
+            | Answer::Broken(text)
+            | Answer::Invalid(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
     }
@@ -64,31 +84,44 @@ impl Answer {
     pub fn into_blocks(self) -> Vec<String> {
         match self {
             Answer::Skill { text, files } => std::iter::once(text).chain(files).collect(),
-            Answer::Ambiguous(text) | Answer::Broken(text) => vec![text],
+            Answer::Ambiguous(text) | Answer::Broken(text) | Answer::Invalid(text) => vec![text],
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => vec![text],
         }
     }
 }
 
-/// Resolves `name` in `snapshot`, reads the skill's file through `contents`
-/// and lists its other files through `files`.
+/// Resolves `name` in `snapshot`, reads the skill's file through `contents`,
+/// lists its other files through `files`, and searches on a miss:
+/// [`lookup`], then [`not_found`].
 pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Answer {
+    match lookup(snapshot, name, contents, files) {
+        Lookup::Answer(answer) => answer,
+        Lookup::Miss { vanished } => not_found(snapshot, name, vanished.as_deref()),
+    }
+}
+
+/// Resolves `name` in `snapshot`, reads the skill's file through `contents`
+/// and lists its other files through `files`; cheap whatever the name, since
+/// a name over [`MAX_NAME_CHARS`] characters is refused before it is looked
+/// at.
+pub fn lookup(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Lookup {
     let skill = match find(snapshot, name) {
         Ok(skill) => skill,
-        Err(answer) => return answer,
+        Err(lookup) => return lookup,
     };
-    match read(skill, contents) {
+    let answer = match read(skill, contents) {
         Ok(content) => Answer::Skill {
             text: render::loading(skill, &content),
             files: render::files_block(skill, &files.listing(&skill.dir)),
         },
         // The folder may be gone too, or be a file now.
-        Err(error) if error.is_gone() => vanished(snapshot, name, skill),
+        Err(error) if error.is_gone() => return vanished(skill),
         Err(error) => Answer::Unreadable {
             text: render::unreadable(&skill.name, &error.to_string(), !error.is_passing()),
             error,
         },
-    }
+    };
+    Lookup::Answer(answer)
 }
 
 /// What a `skill` call with a `file` argument returns.
@@ -111,8 +144,8 @@ pub enum FileAnswer {
 }
 
 impl FileAnswer {
-    /// The answer about the skill itself, when the name found none (or one
-    /// that cannot be loaded).
+    /// The answer about the skill itself, when the name found none that can
+    /// be loaded.
     pub fn about_the_skill(&self) -> Option<&Answer> {
         match self {
             FileAnswer::Skill(answer) => Some(answer),
@@ -129,22 +162,41 @@ impl FileAnswer {
     }
 }
 
-/// Resolves `name` in `snapshot`, then `file` inside that skill's folder
-/// (behaviour.md §9), and reads it or lists it through `files`.
+/// [`lookup_file`], then [`not_found`] on a miss.
 pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -> FileAnswer {
+    match lookup_file(snapshot, name, file, files) {
+        Lookup::Answer(answer) => answer,
+        Lookup::Miss { vanished } => {
+            FileAnswer::Skill(not_found(snapshot, name, vanished.as_deref()))
+        }
+    }
+}
+
+/// Resolves `name` in `snapshot`, then `file` inside that skill's folder
+/// (behaviour.md §9), and reads it or lists it through `files`. A name that
+/// finds no skill is a miss, as for [`lookup`].
+pub fn lookup_file(
+    snapshot: &Snapshot,
+    name: &str,
+    file: &str,
+    files: &Files,
+) -> Lookup<FileAnswer> {
     let skill = match find(snapshot, name) {
         Ok(skill) => skill,
-        Err(answer) => return FileAnswer::Skill(answer),
+        Err(Lookup::Answer(answer)) => return Lookup::Answer(FileAnswer::Skill(answer)),
+        Err(Lookup::Miss { vanished }) => return Lookup::Miss { vanished },
     };
-    let refused = |error: FileError| FileAnswer::Refused {
-        text: render::file_error(&skill.name, file, &error),
-        error,
+    let refused = |error: FileError| {
+        Lookup::Answer(FileAnswer::Refused {
+            text: render::file_error(&skill.name, file, &error),
+            error,
+        })
     };
     let target = match target(skill, file) {
         Ok(target) => target,
         Err(error) if !skill.dir.exists() => {
             tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
-            return FileAnswer::Skill(vanished(snapshot, name, skill));
+            return vanished(skill);
         }
         Err(FileError::NotFound { .. }) => {
             let suggestions = files::suggest(&files.listing(&skill.dir), file);
@@ -155,9 +207,9 @@ pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -
     let rel = target.rel();
     if target.kind() == Kind::Folder {
         let listing = files.folder_listing(&skill.dir, rel);
-        return FileAnswer::Text(render::folder(skill, rel, &listing));
+        return Lookup::Answer(FileAnswer::Text(render::folder(skill, rel, &listing)));
     }
-    match files.read(&target) {
+    Lookup::Answer(match files.read(&target) {
         Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(skill, rel, &text)),
         Ok(Content::Image { bytes, mime }) => FileAnswer::Image {
             text: render::loading_image(skill, rel, mime, bytes.len() as u64),
@@ -167,8 +219,8 @@ pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -
         Ok(Content::Binary { size, mime }) => {
             FileAnswer::Text(render::binary_file(rel, mime, size))
         }
-        Err(error) => refused(error),
-    }
+        Err(error) => return refused(error),
+    })
 }
 
 /// The file or folder `file` names inside `skill`'s folder, by the rules of
@@ -184,23 +236,30 @@ pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
     files::resolve(&skill.dir, file)
 }
 
-/// The skill `name` resolves to, or the answer that says why there is none.
-fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Answer> {
-    match resolve::resolve(snapshot, name) {
-        Resolution::Found(skill) => Ok(skill),
-        Resolution::Ambiguous(matches) => Err(Answer::Ambiguous(render::ambiguous(name, &matches))),
-        Resolution::NotFound => Err(match snapshot.failed(&name.trim().to_lowercase()) {
-            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
-            None => not_found(snapshot, name, None),
-        }),
+/// The skill `name` resolves to, or what to answer instead: a name too long
+/// to look up, an ambiguous or broken name, or a miss.
+fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
+    if name.chars().nth(MAX_NAME_CHARS).is_some() {
+        return Err(Lookup::Answer(Answer::Invalid(render::name_too_long())));
     }
+    let answer = match resolve::resolve(snapshot, name) {
+        Resolution::Found(skill) => return Ok(skill),
+        Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
+        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
+            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
+            None => return Err(Lookup::Miss { vanished: None }),
+        },
+    };
+    Err(Lookup::Answer(answer))
 }
 
-/// "Not found" for a skill of the snapshot whose files are gone: the user
-/// deleted it since the last scan.
-fn vanished(snapshot: &Snapshot, name: &str, skill: &Skill) -> Answer {
+/// The miss of a skill of the snapshot whose files are gone: the user deleted
+/// it since the last scan.
+fn vanished<T>(skill: &Skill) -> Lookup<T> {
     tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
-    not_found(snapshot, name, Some(&skill.name))
+    Lookup::Miss {
+        vanished: Some(skill.name.clone()),
+    }
 }
 
 /// The skill's text as it is now, held to the scan's rules again: the file
@@ -219,15 +278,17 @@ fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
     Ok(text)
 }
 
-/// "Not found" with suggestions; `vanished` names the skill whose file is gone
-/// (it is not suggested).
-fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
-    let mut suggestions = resolve::suggest(snapshot, name, MAX_SUGGESTIONS + 1);
-    suggestions.retain(|s| Some(s.name.as_str()) != vanished);
-    suggestions.truncate(MAX_SUGGESTIONS);
+/// "Not found" with the skills that match `name` best (behaviour.md §14);
+/// `vanished` names the skill whose file is gone (it is not listed). At most
+/// a few milliseconds, but proportional to the number of skills: the server
+/// runs it on a blocking thread.
+pub fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
+    let mut matches = snapshot.search(name, MAX_MATCHES + 1);
+    matches.retain(|s| Some(s.name.as_str()) != vanished);
+    matches.truncate(MAX_MATCHES);
     let total = snapshot.skills().len() - usize::from(vanished.is_some());
     Answer::NotFound {
-        text: render::not_found(name, &suggestions, total),
+        text: render::not_found(name, &matches, total),
         vanished: vanished.is_some(),
     }
 }

@@ -17,6 +17,10 @@ pub const DEFAULT_DESCRIPTION_BUDGET: usize = 8000;
 /// The smallest budget that still leaves room for the header and the
 /// "N more skills" line; smaller values are refused at start-up.
 pub const MIN_DESCRIPTION_BUDGET: usize = 300;
+/// The longest `name` a `skill` call (or `skillserve show`) accepts, in
+/// characters (behaviour.md §14): longer than any name, and than a few words
+/// describing a task, so that the cost of a miss stays bounded.
+pub const MAX_NAME_CHARS: usize = 512;
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
 

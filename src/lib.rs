@@ -22,6 +22,7 @@ pub mod render;
 pub mod resolve;
 pub mod roots;
 pub mod scan;
+pub mod search;
 pub mod server;
 pub mod snapshot;
 pub mod uri;

@@ -1,10 +1,11 @@
 //! Text the model reads: the `skill` tool description (behaviour.md §5.1) and the
-//! answers to calls (behaviour.md §5.2, §5.3). The server and `skillserve show` both
+//! answers to calls (behaviour.md §5.2, §5.3, §9, §14). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use crate::config::MAX_NAME_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::files::{self, FileError, Limit, Listing};
 use crate::snapshot::Skill;
@@ -19,6 +20,12 @@ pub const NO_SKILLS_LINE: &str = "(none yet: no SKILL.md files were found)";
 /// Descriptions are never cut shorter than this many characters; below it they
 /// are dropped altogether (a name alone says more than a stub).
 const MIN_CUT: usize = 16;
+
+/// A match of a "not found" answer shows this much of its description.
+const MATCH_DESCRIPTION_CHARS: usize = 100;
+
+/// A "not found" answer echoes at most this much of the name it was given.
+const ECHO_CHARS: usize = 80;
 
 /// The `skill` tool description: the header, then `- name: description` per
 /// skill, in at most `budget` characters (Unicode scalar values).
@@ -130,13 +137,7 @@ fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
             continue;
         }
         out.push_str(": ");
-        if entry.description_chars <= cap {
-            out.push_str(entry.description);
-        } else {
-            let cut: String = entry.description.chars().take(cap - 1).collect();
-            out.push_str(cut.trim_end());
-            out.push('…');
-        }
+        push_cut(&mut out, entry.description, entry.description_chars, cap);
     }
     if kept < entries.len() {
         out.push('\n');
@@ -145,9 +146,24 @@ fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
     out
 }
 
+/// Appends `text` (of `chars` characters), or its first `cap - 1`
+/// characters and `…` when it is longer than `cap`.
+fn push_cut(out: &mut String, text: &str, chars: usize, cap: usize) {
+    if chars <= cap {
+        out.push_str(text);
+    } else {
+        let end = text
+            .char_indices()
+            .nth(cap - 1)
+            .map_or(text.len(), |(i, _)| i);
+        out.push_str(text[..end].trim_end());
+        out.push('…');
+    }
+}
+
 fn more_line(count: usize) -> String {
     format!(
-        "- … and {count} more skill{} not listed here; call `skill` with any name to get the closest matches",
+        "- … and {count} more skill{} not listed here; call `skill` with a skill's name, or with a few words describing the task to search them",
         if count == 1 { "" } else { "s" }
     )
 }
@@ -162,10 +178,14 @@ pub fn loading(skill: &Skill, content: &str) -> String {
     )
 }
 
-/// The answer when no skill has the name.
-pub fn not_found(query: &str, suggestions: &[&Skill], total: usize) -> String {
-    let mut out = format!("Skill '{query}' not found.");
-    if suggestions.is_empty() {
+/// The answer when no skill has the name: the skills that match it best,
+/// each with the start of its description, or how many skills there are.
+/// A name longer than [`ECHO_CHARS`] is shown cut.
+pub fn not_found(query: &str, matches: &[&Skill], total: usize) -> String {
+    let mut out = String::from("Skill '");
+    push_cut(&mut out, query, query.chars().count(), ECHO_CHARS);
+    out.push_str("' not found.");
+    if matches.is_empty() {
         match total {
             0 => out.push_str(" No skills are installed."),
             1 => out.push_str(" There is 1 skill; the `skill` tool description lists it."),
@@ -179,9 +199,15 @@ pub fn not_found(query: &str, suggestions: &[&Skill], total: usize) -> String {
         return out;
     }
     out.push_str(" Did you mean one of these?");
-    for skill in suggestions {
+    for skill in matches {
         out.push_str("\n- ");
         out.push_str(&skill.name);
+        let description = skill.description();
+        if !description.is_empty() {
+            out.push_str(": ");
+            let chars = description.chars().count();
+            push_cut(&mut out, description, chars, MATCH_DESCRIPTION_CHARS);
+        }
     }
     out.push_str("\nCall `skill` again with one of these names.");
     out
@@ -222,6 +248,13 @@ pub fn invalid_params(problem: &str) -> String {
 /// The answer when the `file` argument is given but is not a string.
 pub fn invalid_file_argument() -> String {
     "Invalid params: `file`, when given, must be a string naming a file inside the skill's folder. Example: {\"name\": \"pdf\", \"file\": \"references/forms.md\"}".to_owned()
+}
+
+/// The answer when the `name` argument is longer than [`MAX_NAME_CHARS`].
+pub fn name_too_long() -> String {
+    format!(
+        "Invalid params: the argument `name` is longer than {MAX_NAME_CHARS} characters. Call `skill` with a skill's name, or with a few words describing the task."
+    )
 }
 
 /// The answer when the skill's file cannot be read at call time. `lasting`
@@ -420,35 +453,12 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{NameFrom, Parsed};
-    use crate::roots::Source;
-    use std::sync::Arc;
-
-    fn skill(name: &str, description: &str) -> Skill {
-        Skill {
-            name: name.into(),
-            dir: format!("/skills/{name}").into(),
-            file: format!("/skills/{name}/SKILL.md").into(),
-            source: Source::User,
-            root: std::path::Path::new("/skills").into(),
-            plugin: None,
-            fence: None,
-            parsed: Arc::new(Parsed {
-                name: name.into(),
-                name_from: NameFrom::Frontmatter,
-                description: description.into(),
-                fields: Default::default(),
-                description_chars: description.chars().count(),
-                findings: Vec::new(),
-            }),
-        }
-    }
 
     #[test]
     fn full_text_when_it_fits() {
         let skills = [
-            skill("user", "用户的全局技能,必读!"),
-            skill("bun", "Docs for 'bun'"),
+            Skill::for_test("user", "用户的全局技能,必读!"),
+            Skill::for_test("bun", "Docs for 'bun'"),
         ];
         assert_eq!(
             tool_description(&skills, 8000),
@@ -466,7 +476,10 @@ mod tests {
 
     #[test]
     fn longest_descriptions_are_cut_first() {
-        let skills = [skill("a", &"x".repeat(300)), skill("b", "short one")];
+        let skills = [
+            Skill::for_test("a", &"x".repeat(300)),
+            Skill::for_test("b", "short one"),
+        ];
         let text = tool_description(&skills, 300);
         assert!(text.chars().count() <= 300, "{}", text.chars().count());
         assert!(text.contains("\n- b: short one"));
@@ -476,7 +489,7 @@ mod tests {
     #[test]
     fn names_only_when_cuts_would_be_stubs() {
         let skills: Vec<Skill> = (0..20)
-            .map(|i| skill(&format!("skill-{i}"), &"d".repeat(50)))
+            .map(|i| Skill::for_test(&format!("skill-{i}"), &"d".repeat(50)))
             .collect();
         let text = tool_description(&skills, 300);
         assert!(text.chars().count() <= 300);
@@ -500,7 +513,7 @@ mod tests {
 
     #[test]
     fn the_files_block_lists_the_other_files_and_how_to_read_one() {
-        let pdf = skill("pdf", "d");
+        let pdf = Skill::for_test("pdf", "d");
         let files = listing(&[
             ("SKILL.md", 100),
             ("assets/big.bin", 3 * 1024 * 1024 + 1),
@@ -519,7 +532,7 @@ mod tests {
 
     #[test]
     fn a_long_listing_stops_at_100_lines_and_says_where_the_walk_stopped() {
-        let pdf = skill("pdf", "d");
+        let pdf = Skill::for_test("pdf", "d");
         let mut files = listing(
             &(0..150)
                 .map(|i| (format!("f{i:03}.md"), 1))
@@ -539,7 +552,7 @@ mod tests {
 
     #[test]
     fn a_folder_lists_its_files_or_says_it_has_none() {
-        let pdf = skill("pdf", "d");
+        let pdf = Skill::for_test("pdf", "d");
         let files = listing(&[("references/forms.md", 63)]);
         assert_eq!(
             folder(&pdf, "references", &files),
@@ -594,9 +607,61 @@ mod tests {
     }
 
     #[test]
+    fn not_found_lists_matches_with_one_line_of_description() {
+        let long = Skill::for_test("pdf", &format!("{} end", "word ".repeat(30)));
+        let short = Skill::for_test("pdf-tools", "Split PDF pages.");
+        let bare = Skill::for_test("empty", "");
+        assert_eq!(
+            not_found("fill a pdf form", &[&long, &short, &bare], 3),
+            format!(
+                "Skill 'fill a pdf form' not found. Did you mean one of these?\n\
+                 - pdf: {}…\n\
+                 - pdf-tools: Split PDF pages.\n\
+                 - empty\n\
+                 Call `skill` again with one of these names.",
+                "word ".repeat(20).trim_end()
+            )
+        );
+    }
+
+    #[test]
+    fn not_found_without_matches_says_how_many_skills_there_are() {
+        assert_eq!(
+            not_found("zzz", &[], 0),
+            "Skill 'zzz' not found. No skills are installed."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 1),
+            "Skill 'zzz' not found. There is 1 skill; the `skill` tool description lists it."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 7),
+            "Skill 'zzz' not found. There are 7 skills; the `skill` tool description lists them."
+        );
+    }
+
+    #[test]
+    fn not_found_echoes_at_most_80_characters_of_the_name() {
+        let eighty = "é".repeat(80);
+        assert!(not_found(&eighty, &[], 2).starts_with(&format!("Skill '{eighty}' not found.")));
+        let longer = "é".repeat(81);
+        let cut = "é".repeat(79);
+        assert!(not_found(&longer, &[], 2).starts_with(&format!("Skill '{cut}…' not found.")));
+    }
+
+    #[test]
+    fn the_more_line_invites_a_search() {
+        assert_eq!(
+            more_line(666),
+            "- … and 666 more skills not listed here; call `skill` with a skill's name, or with a few words describing the task to search them"
+        );
+        assert!(more_line(1).starts_with("- … and 1 more skill not listed here;"));
+    }
+
+    #[test]
     fn more_line_when_names_do_not_fit() {
         let skills: Vec<Skill> = (0..100)
-            .map(|i| skill(&format!("skill-{i:03}"), "d"))
+            .map(|i| Skill::for_test(&format!("skill-{i:03}"), "d"))
             .collect();
         let text = tool_description(&skills, 400);
         assert!(text.chars().count() <= 400, "{}", text.chars().count());

@@ -1,9 +1,10 @@
-//! Resolving the name a model typed to a skill, and suggesting names when
-//! nothing matches (behaviour.md §5.2).
+//! Resolving the name a model typed to a skill (behaviour.md §5.2), and the
+//! name similarity that the search on a miss uses (behaviour.md §5.3).
 //!
 //! All comparisons are case-insensitive. Order: exact full name, then short name
 //! or folder name (ambiguous when several skills share it). Rescanning on a miss
-//! is the registry's job; this module only looks at one snapshot.
+//! is the registry's job, and searching the `search` module's; this module
+//! only looks at one snapshot.
 
 use crate::snapshot::{Skill, Snapshot};
 
@@ -30,63 +31,16 @@ pub fn resolve<'a>(snapshot: &'a Snapshot, query: &str) -> Resolution<'a> {
     }
 }
 
-/// How many names a "not found" answer suggests at most.
-pub const MAX_SUGGESTIONS: usize = 5;
-
-/// Below this similarity a name is not worth suggesting.
+/// Below this similarity a name is not like the query.
 pub(crate) const THRESHOLD: f64 = 0.75;
 
-/// Up to `limit` skills whose names are most like `query`, best first.
-///
-/// Each skill is compared by its full name, short name and folder name; the best
-/// of the three counts. Similarity is the largest of Jaro-Winkler (good at typos
-/// and shared prefixes), normalised optimal-string-alignment distance (good at
-/// transpositions)
-/// and a containment score (for `pdf` vs `pdf-tools`), after treating `_`, space
-/// and `-` as the same character.
-pub fn suggest<'a>(snapshot: &'a Snapshot, query: &str, limit: usize) -> Vec<&'a Skill> {
-    let query = normalize(query.trim());
-    if query.is_empty() {
-        return Vec::new();
-    }
-    // One buffer for every candidate: this runs over all skills on each miss.
-    let mut candidate = String::new();
-    let mut scored: Vec<(f64, usize)> = Vec::new();
-    for (index, skill) in snapshot.skills().iter().enumerate() {
-        let name = skill.name.as_str();
-        let short = skill.short_name();
-        let folder = skill.folder();
-        // The short name and the folder name often repeat the name.
-        let texts = [
-            Some(name),
-            (short != name).then_some(short),
-            (folder != name && folder != short).then_some(folder.as_ref()),
-        ];
-        let mut score: f64 = 0.0;
-        for text in texts.into_iter().flatten() {
-            candidate.clear();
-            candidate.extend(normalized_chars(text));
-            score = score.max(similarity(&query, &candidate));
-        }
-        if score >= THRESHOLD {
-            scored.push((score, index));
-        }
-    }
-    // Best score first; among equals, display order.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(limit)
-        .map(|(_, index)| &snapshot.skills()[index])
-        .collect()
-}
-
-fn normalize(name: &str) -> String {
+/// `name` lowercased, with `_` and whitespace read as `-`.
+pub(crate) fn normalize(name: &str) -> String {
     normalized_chars(name).collect()
 }
 
 /// Lowercase, with `_` and whitespace read as `-`.
-fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
+pub(crate) fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
     name.chars().flat_map(char::to_lowercase).map(|c| {
         if c == '_' || c.is_whitespace() {
             '-'
@@ -96,8 +50,11 @@ fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
     })
 }
 
-/// How alike two names are, from 0 to 1; both already lowercased (and, for
-/// skill names, with separators normalised).
+/// The name similarity of behaviour.md §5.3, used by the search on a miss
+/// (`search`): the largest of Jaro-Winkler (good at typos and shared
+/// prefixes), normalised optimal-string-alignment distance (good at
+/// transpositions) and a containment score (for `pdf` vs `pdf-tools`), on
+/// names [`normalize`]d so that `_`, space and `-` are the same character.
 pub(crate) fn similarity(query: &str, candidate: &str) -> f64 {
     if query == candidate {
         return 1.0;
@@ -114,7 +71,15 @@ pub(crate) fn similarity(query: &str, candidate: &str) -> f64 {
         _ => 0.0,
     };
     let ratio = 1.0 - edits as f64 / longest.max(1) as f64;
-    let mut score = strsim::jaro_winkler(query, candidate).max(ratio).max(typo);
+    strsim::jaro_winkler(query, candidate)
+        .max(ratio)
+        .max(typo)
+        .max(containment(query, candidate))
+}
+
+/// 0.8 to 0.95 when one name holds the other (of at least three
+/// characters), the more the closer their lengths; 0 otherwise.
+fn containment(query: &str, candidate: &str) -> f64 {
     let (short, long) = if query.len() <= candidate.len() {
         (query, candidate)
     } else {
@@ -122,9 +87,10 @@ pub(crate) fn similarity(query: &str, candidate: &str) -> f64 {
     };
     if short.chars().count() >= 3 && long.contains(short) {
         let ratio = short.chars().count() as f64 / long.chars().count() as f64;
-        score = score.max(0.8 + 0.15 * ratio);
+        0.8 + 0.15 * ratio
+    } else {
+        0.0
     }
-    score
 }
 
 #[cfg(test)]

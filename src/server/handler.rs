@@ -181,6 +181,16 @@ fn name_argument(request: &CallToolRequestParams) -> Result<&str, &'static str> 
     }
 }
 
+/// A bad `name` argument as a tool error (behaviour.md §5.3): the model
+/// reads `message`, and clients that look for it find -32602.
+fn invalid_params(message: String) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+    result.structured_content = Some(json!({
+        "error": { "code": ErrorCode::INVALID_PARAMS.0, "message": message }
+    }));
+    result
+}
+
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
@@ -244,23 +254,19 @@ impl ServerHandler for SkillServer {
             .and_then(|name| Ok((name, file_argument(&request)?)));
         let (name, file) = match arguments {
             Ok(arguments) => arguments,
-            Err(message) => {
-                let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
-                result.structured_content = Some(json!({
-                    "error": { "code": ErrorCode::INVALID_PARAMS.0, "message": message }
-                }));
-                return Ok(result.into());
-            }
+            Err(message) => return Ok(invalid_params(message).into()),
         };
         let (is_error, content) = match file {
-            None => {
-                let answer = self.caller.call(name).await;
-                (answer.is_error(), text_blocks(answer))
-            }
-            Some(file) => {
-                let answer = self.caller.call_file(name, file).await;
-                (answer.is_error(), file_blocks(answer))
-            }
+            None => match self.caller.call(name).await {
+                Answer::Invalid(message) => return Ok(invalid_params(message).into()),
+                answer => (answer.is_error(), text_blocks(answer)),
+            },
+            Some(file) => match self.caller.call_file(name, file).await {
+                FileAnswer::Skill(Answer::Invalid(message)) => {
+                    return Ok(invalid_params(message).into());
+                }
+                answer => (answer.is_error(), file_blocks(answer)),
+            },
         };
         Ok(if is_error {
             CallToolResult::error(content)
@@ -297,18 +303,19 @@ impl ServerHandler for SkillServer {
             self.prompts || self.resources,
             "--no-prompts --no-resources",
         )?;
-        let served = self.registry.current();
-        if let Reference::Resource(_) = &request.r#ref {
-            if self.resources {
-                let files = self.registry.files();
-                return Ok(resources::complete(&served, files, &request).unwrap_or_default());
-            }
-            return Ok(CompleteResult::default());
-        }
-        if !self.prompts {
-            return Ok(CompleteResult::default());
-        }
-        Ok(prompts::complete(&served, &request))
+        let (prompts, resources) = (self.prompts, self.resources);
+        // On a blocking thread: completion compares against every skill, and
+        // a skill's files may have to be listed.
+        self.blocking(move |served, files| {
+            Ok(match &request.r#ref {
+                Reference::Resource(_) if resources => {
+                    resources::complete(served, files, &request).unwrap_or_default()
+                }
+                Reference::Prompt(_) if prompts => prompts::complete(served, &request),
+                _ => CompleteResult::default(),
+            })
+        })
+        .await
     }
 
     async fn list_resources(

@@ -52,6 +52,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     log_startup(&registry, &options, started.elapsed());
+    registry.prepare_search();
 
     let server = SkillServer::new(Arc::clone(&registry), &options);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
@@ -84,8 +85,9 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
             quit?;
             Stop::Eof
         }
-        // Sooner than rmcp, which waits for open listen streams to end.
-        () = link.stdin_drained() => Stop::Eof,
+        // Sooner than rmcp, which waits for open listen streams to end, and
+        // for requests in flight up to five seconds.
+        () = link.stdin_drained(EOF_GRACE) => Stop::Eof,
         () = link.stdout_closed() => Stop::StdoutClosed,
         signal = &mut shutdown => Stop::Signal(signal),
     };
@@ -95,6 +97,12 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     std::mem::forget(registry);
     Ok(stop)
 }
+
+/// How long requests in flight when stdin ends may take to be answered: a
+/// client that closes stdin right after its last request still gets the
+/// answer, and no request (a rescan of 100,000 skills, say) delays the exit
+/// by more.
+const EOF_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Sends the list-changed notifications (tools, and prompts and resources
 /// when they are offered) whenever those lists change, to a client that

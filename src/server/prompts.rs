@@ -14,7 +14,6 @@ use rmcp::model::{
 use serde_json::Value;
 
 use crate::answer::Answer;
-use crate::resolve;
 use crate::server::page::{self, Page};
 use crate::server::registry::Served;
 use crate::server::rescan::Caller;
@@ -129,7 +128,7 @@ pub async fn get(
 }
 
 /// `completion/complete` for the `skill` prompt's `name`: skill names that
-/// start with what was typed (full or short name), then the most similar,
+/// start with what was typed (full or short name), then what the search of a miss finds,
 /// at most 100, with the total.
 pub fn complete(served: &Served, request: &CompleteRequestParams) -> CompleteResult {
     let wanted = matches!(&request.r#ref, Reference::Prompt(prompt)
@@ -156,7 +155,7 @@ pub fn matching_names<'a>(served: &'a Served, typed: &str) -> Vec<&'a str> {
         .map(|s| s.name.as_str())
         .collect();
     if !typed.is_empty() {
-        let fuzzy = resolve::suggest(snapshot, &typed, MAX_COMPLETIONS);
+        let fuzzy = snapshot.search(&typed, MAX_COMPLETIONS);
         for skill in fuzzy {
             if !names.contains(&skill.name.as_str()) {
                 names.push(&skill.name);

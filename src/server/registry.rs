@@ -204,8 +204,10 @@ impl Registry {
         }
     }
 
-    /// Rescans, swaps the new snapshot in, and bumps the description version
-    /// when the description changed.
+    /// Rescans, swaps the new snapshot in, bumps the description version
+    /// when the description changed, then builds the new snapshot's search
+    /// index (so that the refresh counts as finished, for a miss waiting for
+    /// it, only once the index is there).
     fn refresh_blocking(&self) {
         let started = Instant::now();
         // Refreshes never overlap, so this is the snapshot being replaced.
@@ -234,6 +236,14 @@ impl Registry {
                 versions.listing += u64::from(listing_changed);
             });
         }
+        current.snapshot.prepare_search();
+    }
+
+    /// Builds the current snapshot's search index on a blocking thread
+    /// (after start-up; refreshes build their own).
+    pub fn prepare_search(&self) {
+        let served = self.current();
+        tokio::task::spawn_blocking(move || served.snapshot.prepare_search());
     }
 
     /// Refreshes every `every`, in a task that runs as long as the runtime.

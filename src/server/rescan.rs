@@ -1,13 +1,16 @@
 //! Rescan on a miss (behaviour.md §5.2): a name that resolves to nothing may
 //! be a skill added since the last refresh, so the server looks once more
 //! before it says "not found". Rate-limited, so that a model guessing names
-//! cannot keep the server rescanning.
+//! cannot keep the server rescanning. Then the miss is searched (behaviour.md
+//! §14) on a blocking thread: the runtime has one thread (see `main`), and a
+//! search at 100,000 skills takes milliseconds that `ping`, other calls and
+//! the signal handler must not wait for.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::answer::{self, Answer, FileAnswer};
-use crate::server::registry::Registry;
+use crate::answer::{self, Answer, FileAnswer, Lookup};
+use crate::server::registry::{Registry, Served};
 
 /// Misses (and passing read errors) trigger at most one rescan per this
 /// interval.
@@ -41,74 +44,83 @@ impl Caller {
     /// Answers a `skill` call. A miss rescans once (rate-limited) and answers
     /// from the new snapshot; a skill whose file vanished always does. A
     /// passing read error answers at once and refreshes in the background.
+    /// What is still a miss then is searched on a blocking thread.
     pub async fn call(&self, name: &str) -> Answer {
-        self.answer_with_rescan(name, || self.answer_now(name), |answer| Some(answer))
-            .await
+        let now = |served: &Served| {
+            let (contents, files) = (self.registry.contents(), self.registry.files());
+            answer::lookup(&served.snapshot, name, contents, files)
+        };
+        match self.look_up(name, now, |answer| Some(answer)).await {
+            (_, Lookup::Answer(answer)) => answer,
+            (served, Lookup::Miss { vanished }) => search(served, name, vanished).await,
+        }
     }
 
     /// Answers a `skill` call with a `file`: a name that resolves to nothing
     /// is handled like [`Caller::call`]'s miss, before the file is looked at.
     pub async fn call_file(&self, name: &str, file: &str) -> FileAnswer {
-        self.answer_with_rescan(
-            name,
-            || self.file_now(name, file),
-            FileAnswer::about_the_skill,
-        )
-        .await
-    }
-
-    /// `now()` once, and again after a rescan when its answer about the skill
-    /// (`about`; `None` when it found the skill) calls for one.
-    async fn answer_with_rescan<A>(
-        &self,
-        name: &str,
-        now: impl Fn() -> A,
-        about: for<'a> fn(&'a A) -> Option<&'a Answer>,
-    ) -> A {
-        let first = now();
-        let Some(answer) = about(&first) else {
-            return first;
+        let now = |served: &Served| {
+            answer::lookup_file(&served.snapshot, name, file, self.registry.files())
         };
-        match self.next(name, answer) {
-            Next::Answer => first,
-            Next::RefreshInBackground => {
-                self.registry.request_refresh();
-                first
-            }
-            Next::RescanAndRetry => {
-                self.registry.refresh_and_wait().await;
-                now()
+        match self.look_up(name, now, FileAnswer::about_the_skill).await {
+            (_, Lookup::Answer(answer)) => answer,
+            (served, Lookup::Miss { vanished }) => {
+                FileAnswer::Skill(search(served, name, vanished).await)
             }
         }
     }
 
-    fn file_now(&self, name: &str, file: &str) -> FileAnswer {
+    /// `now` on the current snapshot, and again after a rescan when what it
+    /// found (a miss, or an answer about the skill: `about`) calls for one;
+    /// with the snapshot it was found in. Files are read on the executor:
+    /// a regular file of bounded size, usually unchanged since the last call
+    /// (see `contents`), and handing it to a blocking thread cost more than
+    /// the read (measured: 26 futex calls per request against 1.5).
+    async fn look_up<T>(
+        &self,
+        name: &str,
+        now: impl Fn(&Served) -> Lookup<T>,
+        about: for<'a> fn(&'a T) -> Option<&'a Answer>,
+    ) -> (Arc<Served>, Lookup<T>) {
         let served = self.registry.current();
-        answer::answer_file(&served.snapshot, name, file, self.registry.files())
-    }
-
-    /// Answers from the current snapshot. The file is read on the executor:
-    /// it is a regular file of bounded size, usually unchanged since the last
-    /// call (see `contents`), and handing it to a blocking thread cost more
-    /// than the read (measured: 26 futex calls per request against 1.5).
-    fn answer_now(&self, name: &str) -> Answer {
-        let served = self.registry.current();
-        answer::answer(
-            &served.snapshot,
-            name,
-            self.registry.contents(),
-            self.registry.files(),
-        )
-    }
-
-    fn next(&self, name: &str, answer: &Answer) -> Next {
-        match answer {
-            // The snapshot is out of date for sure.
-            Answer::NotFound { vanished: true, .. } => Next::RescanAndRetry,
-            // A skill added since the last refresh, or a broken one fixed.
-            Answer::NotFound { .. } | Answer::Broken(_) if self.claim_rescan() => {
-                Next::RescanAndRetry
+        let first = now(&served);
+        match self.next(name, &first, about) {
+            Next::Answer => (served, first),
+            Next::RefreshInBackground => {
+                self.registry.request_refresh();
+                (served, first)
             }
+            Next::RescanAndRetry => {
+                self.registry.refresh_and_wait().await;
+                let served = self.registry.current();
+                let again = now(&served);
+                (served, again)
+            }
+        }
+    }
+
+    fn next<T>(
+        &self,
+        name: &str,
+        lookup: &Lookup<T>,
+        about: for<'a> fn(&'a T) -> Option<&'a Answer>,
+    ) -> Next {
+        let answer = match lookup {
+            // The snapshot is out of date for sure.
+            Lookup::Miss { vanished: Some(_) } => return Next::RescanAndRetry,
+            // A skill added since the last refresh.
+            Lookup::Miss { vanished: None } if self.claim_rescan() => {
+                return Next::RescanAndRetry;
+            }
+            Lookup::Miss { vanished: None } => return Next::Answer,
+            Lookup::Answer(found) => match about(found) {
+                Some(answer) => answer,
+                None => return Next::Answer,
+            },
+        };
+        match answer {
+            // A broken skill fixed since the last refresh.
+            Answer::Broken(_) if self.claim_rescan() => Next::RescanAndRetry,
             // A passing I/O error may mean the tree changed: look again (at
             // most once a second, like a miss). A file that must be fixed (not
             // UTF-8, too large, not a regular file) stays as it is until it is
@@ -128,7 +140,8 @@ impl Caller {
             Answer::NotFound { .. }
             | Answer::Broken(_)
             | Answer::Skill { .. }
-            | Answer::Ambiguous(_) => Next::Answer,
+            | Answer::Ambiguous(_)
+            | Answer::Invalid(_) => Next::Answer,
         }
     }
 
@@ -144,5 +157,15 @@ impl Caller {
         }
         *last = Some(now);
         true
+    }
+}
+
+/// "Not found" for `name` on `served`, searched on a blocking thread.
+async fn search(served: Arc<Served>, name: &str, vanished: Option<String>) -> Answer {
+    let name = name.to_owned();
+    let search = move || answer::not_found(&served.snapshot, &name, vanished.as_deref());
+    match tokio::task::spawn_blocking(search).await {
+        Ok(answer) => answer,
+        Err(err) => std::panic::resume_unwind(err.into_panic()),
     }
 }

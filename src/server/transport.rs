@@ -101,11 +101,12 @@ impl Link {
     }
 
     /// Resolves once stdin has ended and every request read before has been
-    /// answered (open `subscriptions/listen` streams aside: they last until
-    /// cancelled, and a client that closed stdin cancels nothing any more).
-    pub async fn stdin_drained(&self) {
+    /// answered, or `grace` after stdin ended, whichever comes first (open
+    /// `subscriptions/listen` streams aside: they last until cancelled, and a
+    /// client that closed stdin cancels nothing any more).
+    pub async fn stdin_drained(&self, grace: std::time::Duration) {
         self.stdin_ended.wait().await;
-        self.flight.idle().await;
+        let _ = tokio::time::timeout(grace, self.flight.idle()).await;
     }
 }
 

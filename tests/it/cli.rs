@@ -159,7 +159,7 @@ fn show_unknown_name_exits_1_with_suggestions_on_stderr() {
     assert_eq!(out.stdout, "");
     assert_eq!(
         out.stderr,
-        "Skill 'canvas_desing' not found. Did you mean one of these?\n- canvas-design\nCall `skill` again with one of these names.\n"
+        "Skill 'canvas_desing' not found. Did you mean one of these?\n- canvas-design: Create visual art in .png and .pdf documents using design philosophy.\nCall `skill` again with one of these names.\n"
     );
 }
 

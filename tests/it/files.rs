@@ -165,7 +165,7 @@ Call `skill` again with one of these as `file`.
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         out.stderr,
-        "Skill 'pfd' not found. Did you mean one of these?\n- pdf\nCall `skill` again with one of these names.\n"
+        "Skill 'pfd' not found. Did you mean one of these?\n- pdf: Fill PDF forms; a skill with references, scripts and assets.\nCall `skill` again with one of these names.\n"
     );
 }
 

@@ -17,5 +17,6 @@ mod prompts;
 mod properties;
 mod refresh;
 mod resources;
+mod search;
 mod server;
 mod trust;

@@ -9,9 +9,10 @@ use proptest::prelude::*;
 use skillserve::config::MIN_DESCRIPTION_BUDGET;
 use skillserve::parse::{self, NameFrom, Parsed};
 use skillserve::render::{DESCRIPTION_HEADER, tool_description};
-use skillserve::resolve::{Resolution, resolve, suggest};
+use skillserve::resolve::{Resolution, resolve};
 use skillserve::roots::{Layout, Root, Source};
 use skillserve::scan::{Found, Scan};
+use skillserve::search;
 use skillserve::snapshot::{Skill, Snapshot};
 
 fn text(max: usize) -> impl Strategy<Value = String> {
@@ -95,6 +96,46 @@ fn names() -> impl Strategy<Value = Vec<(String, String)>> {
     })
 }
 
+/// Text mixing ASCII words and separators with accented letters, CJK,
+/// capitals and punctuation outside ASCII.
+fn mixed_text() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "pdf", "PDF", "Tools", "a", "x", " ", "-", "_", ":", ".", "é", "É", "ß", "İ", "中", "文",
+        "の", "한", "—", "…", "，", "1", "v2", "\u{301}", "🎉", "\t",
+    ]);
+    prop::collection::vec(pieces, 0..40).prop_map(|p| p.concat())
+}
+
+/// `search::words`, character by character: the words of `text` are its
+/// runs of letters and digits, lowercased, each Chinese, Japanese or Korean
+/// character on its own, and at least two characters long otherwise.
+fn plain_words(text: &str) -> Vec<String> {
+    let ideograph = |c: char| {
+        matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}'
+            | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}')
+    };
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, words: &mut Vec<String>| {
+        if word.chars().count() >= 2 {
+            words.push(std::mem::take(word));
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if ideograph(c) {
+            flush(&mut word, &mut words);
+            words.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else {
+            flush(&mut word, &mut words);
+        }
+    }
+    flush(&mut word, &mut words);
+    words
+}
+
 fn snapshot(entries: &[(String, String)]) -> Snapshot {
     let root = Root::new("/skills".into(), Source::User, Layout::Folders);
     let scan = Scan {
@@ -174,9 +215,16 @@ proptest! {
             }
             Resolution::NotFound => {}
         }
-        let suggestions = suggest(&snapshot, &query, 5);
-        prop_assert!(suggestions.len() <= 5);
-        prop_assert!(suggestions.iter().all(|s| files.contains(&s.file)));
+        let matches = snapshot.search(&query, 5);
+        prop_assert!(matches.len() <= 5);
+        prop_assert!(matches.iter().all(|s| files.contains(&s.file)));
+    }
+
+    #[test]
+    fn the_words_of_any_text_are_those_of_a_plain_reading(text in mixed_text()) {
+        let mut fast = Vec::new();
+        search::words(&text, &mut String::new(), |w| fast.push(w.to_owned()));
+        prop_assert_eq!(fast, plain_words(&text));
     }
 
     #[test]

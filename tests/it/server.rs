@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{Fixture, is_error, text};
+use crate::common::{Fixture, is_error, listed, text};
 use rmcp::model::{ClientRequest, CustomRequest, ErrorCode};
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
@@ -216,7 +216,7 @@ async fn not_found_suggests_typos_transpositions_and_separator_mixups() {
             )),
             "{text}"
         );
-        let listed: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("- ")).collect();
+        let listed = listed(text);
         assert!(listed.len() <= 5);
         assert_eq!(listed[0], suggestion, "best match for {query}: {text}");
         assert!(text.ends_with("\nCall `skill` again with one of these names."));

@@ -5,14 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Raw, rss_kib, wait_for_exit};
+use crate::common::{Fixture, Raw, call, rss_kib, wait_for_exit};
 
 const ARGS: &[&str] = &["--skills-dir", "custom", "--no-user", "--no-project"];
-
-fn call(id: u64, name: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": "skill", "arguments": {"name": name}}})
-}
 
 #[test]
 fn every_line_that_is_not_a_notification_gets_an_answer() {

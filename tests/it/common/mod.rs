@@ -402,6 +402,21 @@ pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
 
+/// The names a "not found" answer lists, best first: each line
+/// `- name: description`.
+pub fn listed(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name))
+        .collect()
+}
+
+/// A raw `tools/call` request of `skill` with `{"name": name}`.
+pub fn call(id: u64, name: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "skill", "arguments": {"name": name}}})
+}
+
 /// Talks to the server without rmcp, as a raw client would: writes each of
 /// `lines` to stdin, reads stdout until `answers` responses (messages with an
 /// `id`) have arrived, closes stdin and reads the rest. Every line on stdout
@@ -466,16 +481,19 @@ pub struct Raw {
 
 impl Raw {
     /// Starts the server and completes the 2025-11-25 handshake.
-    pub fn start(mut command: std::process::Command) -> Raw {
+    pub fn start(command: std::process::Command) -> Raw {
+        Raw::start_within(command, Duration::from_secs(20))
+    }
+
+    /// [`Raw::start`], waiting up to `within` for the first scan.
+    pub fn start_within(mut command: std::process::Command, within: Duration) -> Raw {
         let mut raw = Raw::spawn(&mut command);
         raw.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
         );
-        let answer = raw
-            .next_message(Duration::from_secs(20))
-            .expect("initialize answered");
+        let answer = raw.next_message(within).expect("initialize answered");
         assert_eq!(answer["id"], "init", "{answer}");
         raw.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
