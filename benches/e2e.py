@@ -409,6 +409,40 @@ def skill_with_reference(skills_dir):
     raise SystemExit("e2e: the corpus has no skill with references/")
 
 
+def measure_prompts(binary, skills_dir, calls, warmup, timeout):
+    """(every prompts/list page walked, seconds; pages; completion/complete
+    round trips, seconds) on one server: the walk twice (the second is
+    reported), then CALLS completions of the `skill` prompt's `name` for a
+    two-letter prefix."""
+    params = {"ref": {"type": "ref/prompt", "name": "skill"},
+              "argument": {"name": "name", "value": "da"}}
+
+    with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
+        def body(server):
+            server.start()
+            walk = 0.0
+            for _ in range(2):
+                walk, cursor, pages, prompts = 0.0, None, 0, 0
+                while True:
+                    elapsed, page = timed(server, "prompts/list", {"cursor": cursor} if cursor else None)
+                    walk += elapsed
+                    pages += 1
+                    prompts += len(page["prompts"])
+                    cursor = page.get("nextCursor")
+                    if not cursor:
+                        break
+            first = server.request("completion/complete", params)
+            if not first["completion"]["values"]:
+                raise ServerError(f"completion/complete: {json.dumps(first)[:300]}")
+            for _ in range(warmup):
+                server.request("completion/complete", params)
+            trips = [timed(server, "completion/complete", params)[0] for _ in range(calls)]
+            server.stop()
+            return walk, pages, prompts, trips
+
+        return run(binary, skills_dir, home, timeout, body)
+
+
 def measure_file_reads(binary, skills_dir, calls, warmup, timeout):
     """Round trips (seconds) of resources/read and of tools/call with `file`,
     for the same file, and the file's size."""
@@ -470,6 +504,8 @@ def main(argv=None):
     ap.add_argument("--skills-sizes", default="1000,10000",
                     help="corpus sizes of the skills/list measurements (default 1000,10000; empty: none)")
     ap.add_argument("--repeats", type=int, default=30, help="cached skills/list first pages timed (default 30)")
+    ap.add_argument("--prompts-size", type=int, default=10000,
+                    help="corpus size of the prompts/list walk and completion (default 10000; 0: none)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args(argv)
 
@@ -479,7 +515,7 @@ def main(argv=None):
         return 2
     sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
     skills_sizes = [int(s) for s in a.skills_sizes.split(",") if s.strip()]
-    all_sizes = sorted(set(sizes + skills_sizes + [a.call_size]))
+    all_sizes = sorted(set(sizes + skills_sizes + [a.call_size] + ([a.prompts_size] if a.prompts_size else [])))
     corpora = {n: corpus(n, a.corpus_root, a.make_corpus) for n in all_sizes}
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     load_before = os.getloadavg()[0]
@@ -522,6 +558,15 @@ def main(argv=None):
                          ("skills-walk-cold", n), walk_cold * 1e3))
             rows.append((f"skills/list all {pages} pages, cached", n, f"{walk_cached * 1e3:.0f} ms", "one run",
                          ("skills-walk-cached", n), walk_cached * 1e3))
+        if a.prompts_size:
+            n = a.prompts_size
+            print(f"e2e: prompts/list walk and {a.calls} completions at {n} skills …", file=sys.stderr)
+            walk, pages, prompts, trips = measure_prompts(binary, corpora[n], a.calls, a.warmup, a.timeout)
+            rows.append((f"prompts/list all {pages} pages ({prompts:,} prompts)", n, f"{walk * 1e3:.1f} ms",
+                         "second walk", ("prompts-walk", n), walk * 1e3))
+            us = [t * 1e6 for t in trips]
+            rows.append(("completion/complete round trip", n, f"{statistics.median(us):.0f} µs",
+                         f"p99 {percentile(us, 99):.0f} µs", ("complete", n), statistics.median(us)))
         if skills_sizes:
             print(f"e2e: {a.calls} resources/read and tools/call with `file` at {a.call_size} skills …",
                   file=sys.stderr)
