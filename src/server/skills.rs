@@ -35,10 +35,7 @@ pub fn list(
 ) -> Result<ListSkillsResult, ErrorData> {
     let Page { items, next_cursor } = page::page(served.listable(), request)?;
     let skills = served.snapshot.skills();
-    let entries = items
-        .iter()
-        .filter_map(|&i| entry(&skills[i], files))
-        .collect();
+    let entries = items.iter().map(|&i| entry(&skills[i], files)).collect();
     Ok(ListSkillsResult {
         next_cursor,
         ttl_ms: Some(TTL_MS),
@@ -69,32 +66,28 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
             skill.name
         )));
     }
-    let entry = entry(skill, files)
-        .ok_or_else(|| unknown(format!("the skill '{}' cannot be described", skill.name)))?;
-    Ok(GetSkillResult::new(entry)
+    Ok(GetSkillResult::new(entry(skill, files))
         .with_ttl_ms(TTL_MS)
         .with_cache_scope(CacheScope::Private))
 }
 
-/// The entry of `skill`, or `None` (logged) when even its `"dynamic"` form
-/// breaks the extension's rules, which rmcp would refuse for the whole page.
-fn entry(skill: &Skill, files: &Files) -> Option<Entry> {
+/// The entry of `skill`, a skill whose name the extension accepts
+/// ([`Served::listable`](crate::server::registry::Served::listable)). Valid by construction, so it is not checked again
+/// here (that cost a sixth of a cached page; rmcp checks every page anyway):
+/// every URI is made by [`uri::of`] under the skill's own, the listing's
+/// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the
+/// skill's own file is listed exactly once.
+fn entry(skill: &Skill, files: &Files) -> Entry {
     let parsed = &skill.parsed;
     let mut frontmatter = SkillFrontmatter::new(parsed.name.as_str(), parsed.description.as_str());
     frontmatter.extra = parsed.fields.clone();
-    let own = uri::skill_md(&skill.name);
-    let full = Entry::new(own.as_str(), frontmatter.clone(), resources(skill, files));
-    if full.validate().is_ok() {
-        return Some(full);
-    }
-    let dynamic = Entry::new(own, frontmatter, SkillResources::Dynamic);
-    match dynamic.validate() {
-        Ok(()) => Some(dynamic),
-        Err(err) => {
-            tracing::warn!(skill = %skill.name, "left out of skills/list: {err}");
-            None
-        }
-    }
+    let entry = Entry::new(
+        uri::skill_md(&skill.name),
+        frontmatter,
+        resources(skill, files),
+    );
+    debug_assert_eq!(entry.validate(), Ok(()), "{}", skill.name);
+    entry
 }
 
 /// Every file of the skill with its digest, or `"dynamic"` when the listing
@@ -112,6 +105,15 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
             return SkillResources::Dynamic;
         }
     };
+    let own = listing
+        .files
+        .iter()
+        .filter(|entry| in_uri(skill, &entry.path) == uri::SKILL_MD)
+        .count();
+    if own != 1 {
+        tracing::debug!(skill = %skill.name, "files listed as dynamic: the skill's own file is listed {own} times");
+        return SkillResources::Dynamic;
+    }
     let entries = listing.files.iter().zip(hashed);
     let resources = entries.map(|(entry, hashed)| {
         let file = uri::of(&skill.name, in_uri(skill, &entry.path));
