@@ -17,6 +17,7 @@
 //! call or a request asks for them, and kept by [`Files`] while the files'
 //! versions ([`Stamp`]) are unchanged.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::io::{self, Read};
@@ -110,18 +111,43 @@ struct Frame {
     ancestors: Vec<FileId>,
 }
 
+/// The resolved skill folder, the bound of every symlink, resolved when the
+/// first symlink needs it: most skills have none, and the `realpath` of a
+/// skill nine folders down is a `readlink` per component, more syscalls than
+/// the rest of a small skill's walk (the walk is part of the first call of
+/// each skill: `benches/callpath.py`, spread).
+struct Fence<'a> {
+    skill_dir: &'a Path,
+    real: OnceCell<Option<PathBuf>>,
+}
+
+impl Fence<'_> {
+    /// `None` when the skill folder cannot be resolved (gone, say).
+    fn get(&self) -> Option<&Path> {
+        self.real
+            .get_or_init(|| fs::canonicalize(self.skill_dir).ok())
+            .as_deref()
+    }
+}
+
 /// Walks the folder `folder` (a relative path as [`resolve`] returns it; ""
 /// for the whole skill) of the skill in `skill_dir`.
 fn walk(skill_dir: &Path, folder: &str) -> Walked {
     let mut walked = Walked::default();
-    let Ok(fence) = fs::canonicalize(skill_dir) else {
-        return walked;
+    let fence = Fence {
+        skill_dir,
+        real: OnceCell::new(),
     };
     let start = join(skill_dir, folder);
-    // The start is held to the rules of every other folder.
-    let meta = match fs::canonicalize(&start) {
-        Ok(real) if contained(&real, &fence).is_ok() => fs::metadata(real),
-        _ => return walked,
+    // The start is held to the rules of every other folder (the skill folder
+    // itself is the fence).
+    let meta = if folder.is_empty() {
+        fs::metadata(&start)
+    } else {
+        match fence.get().map(|fence| (real_below(fence, folder), fence)) {
+            Some((Ok(real), fence)) if contained(&real, fence).is_ok() => fs::metadata(real),
+            _ => return walked,
+        }
     };
     let meta = match meta {
         Ok(meta) if meta.is_dir() => meta,
@@ -169,7 +195,7 @@ fn walk(skill_dir: &Path, folder: &str) -> Walked {
 /// `Err` when a bound that ends the whole walk was reached.
 fn visit(
     frame: Frame,
-    fence: &Path,
+    fence: &Fence,
     walked: &mut Walked,
     bytes: &mut u64,
     queue: &mut VecDeque<Frame>,
@@ -247,14 +273,14 @@ fn visit(
 /// The metadata of a folder entry, symlinks followed only when they stay
 /// inside `fence` and lead to nothing hidden; with the entry's path and, for
 /// a symlink, where it leads.
-fn follow(entry: &fs::DirEntry, fence: &Path) -> Option<(fs::Metadata, PathBuf, Option<PathBuf>)> {
+fn follow(entry: &fs::DirEntry, fence: &Fence) -> Option<(fs::Metadata, PathBuf, Option<PathBuf>)> {
     let path = entry.path();
     if !entry.file_type().ok()?.is_symlink() {
         return Some((entry.metadata().ok()?, path, None));
     }
     // Dangling links and loops fail here, and are skipped.
     let real = fs::canonicalize(&path).ok()?;
-    if let Err(refused) = contained(&real, fence) {
+    if let Err(refused) = contained(&real, fence.get()?) {
         tracing::debug!("{}: {refused}; not listed", path.display());
         return None;
     }
