@@ -361,6 +361,20 @@ def timed(server, method, params=None):
     return time.perf_counter() - started, result
 
 
+def walk_pages(server, method, key):
+    """(seconds, pages, items) of a walk through every page of a paginated
+    list, the round trips summed."""
+    total, cursor, pages, items = 0.0, None, 0, 0
+    while True:
+        elapsed, page = timed(server, method, {"cursor": cursor} if cursor else None)
+        total += elapsed
+        pages += 1
+        items += len(page[key])
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return total, pages, items
+
+
 def measure_skills_list(binary, skills_dir, n, repeats, timeout):
     """(first page cold right after start-up, first page cold once settled,
     [first page cached], full walk cold, full walk cached, pages), in seconds.
@@ -370,15 +384,7 @@ def measure_skills_list(binary, skills_dir, n, repeats, timeout):
     search index); settled is after SETTLE seconds idle."""
 
     def walk(server):
-        total, cursor, pages, skills = 0.0, None, 0, 0
-        while True:
-            elapsed, page = timed(server, "skills/list", {"cursor": cursor} if cursor else None)
-            total += elapsed
-            pages += 1
-            skills += len(page["skills"])
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
+        total, pages, skills = walk_pages(server, "skills/list", "skills")
         if skills > n or skills < n * 0.9:
             raise ServerError(f"skills/list walked {skills} skills of {n}")
         return total, pages
@@ -430,17 +436,8 @@ def measure_prompts(binary, skills_dir, calls, warmup, timeout):
     with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
         def body(server):
             server.start()
-            walk = 0.0
-            for _ in range(2):
-                walk, cursor, pages, prompts = 0.0, None, 0, 0
-                while True:
-                    elapsed, page = timed(server, "prompts/list", {"cursor": cursor} if cursor else None)
-                    walk += elapsed
-                    pages += 1
-                    prompts += len(page["prompts"])
-                    cursor = page.get("nextCursor")
-                    if not cursor:
-                        break
+            walk_pages(server, "prompts/list", "prompts")
+            walk, pages, prompts = walk_pages(server, "prompts/list", "prompts")
             first = server.request("completion/complete", params)
             if not first["completion"]["values"]:
                 raise ServerError(f"completion/complete: {json.dumps(first)[:300]}")
