@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Raw, call, rss_kib, wait_for_exit};
+use crate::common::{Fixture, Raw, call, rss_kib, spawn_piped, wait_for_exit};
 
 const ARGS: &[&str] = &["--skills-dir", "custom", "--no-user", "--no-project"];
 
@@ -120,13 +120,7 @@ fn a_duplicate_id_in_flight_is_answered_with_an_error() {
 fn a_client_that_never_reads_cannot_grow_the_server() {
     let fixture = Fixture::new();
     // stdout is a pipe nobody reads.
-    let mut child = fixture
-        .command(ARGS)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&mut fixture.command(ARGS));
     let pid = child.id();
     let mut stdin = child.stdin.take().unwrap();
     let flood = std::thread::spawn(move || {
@@ -170,13 +164,7 @@ fn a_client_that_never_reads_cannot_grow_the_server() {
 fn a_closed_stdout_ends_the_server_promptly_with_success() {
     use std::io::{BufRead, Write};
     let fixture = Fixture::new();
-    let mut child = fixture
-        .command(ARGS)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&mut fixture.command(ARGS));
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

@@ -417,6 +417,17 @@ pub fn call(id: u64, name: &str) -> serde_json::Value {
         "params": {"name": "skill", "arguments": {"name": name}}})
 }
 
+/// Starts `command` with stdin and stdout piped and stderr discarded: the
+/// server as a raw client (or one that misbehaves) drives it.
+pub fn spawn_piped(command: &mut std::process::Command) -> std::process::Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn skillserve")
+}
+
 /// Talks to the server without rmcp, as a raw client would: writes each of
 /// `lines` to stdin, reads stdout until `answers` responses (messages with an
 /// `id`) have arrived, closes stdin and reads the rest. Every line on stdout
@@ -430,12 +441,7 @@ pub fn raw_exchange(
     ExitStatus,
 ) {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn skillserve");
+    let mut child = spawn_piped(&mut command);
     let mut stdin = child.stdin.take().unwrap();
     for line in lines {
         writeln!(stdin, "{line}").unwrap();
@@ -504,12 +510,7 @@ impl Raw {
     /// Starts the server without a handshake.
     pub fn spawn(command: &mut std::process::Command) -> Raw {
         use std::io::BufRead;
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn skillserve");
+        let mut child = spawn_piped(command);
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
