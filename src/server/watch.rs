@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::disk::FileId;
+use crate::disk::{self, FileId};
 use crate::plugins;
 use crate::server::events::{Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
@@ -400,7 +400,13 @@ struct Applied {
 /// Watches `dir`; returns what the path leads to now, to recognise aliases
 /// later.
 fn watch_one(watcher: &mut PlatformWatcher, dir: &Path) -> Result<FileId, WatchError> {
-    let meta = std::fs::metadata(dir).map_err(|_| WatchError::Missing)?;
+    let meta = std::fs::metadata(dir).map_err(|err| {
+        if disk::is_gone(&err) {
+            WatchError::Missing
+        } else {
+            WatchError::Other(err.to_string())
+        }
+    })?;
     watcher.watch(dir)?;
     Ok(identity(&meta))
 }
