@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::config::{Config, absolute};
 use crate::diagnostic::{Code, Diagnostic, Finding};
-use crate::roots::{Layout, Plugin, Root, Source, canonical};
+use crate::roots::{self, Layout, Plugin, Root, Source, canonical};
 
 /// Plugin roots and what went wrong finding them.
 #[derive(Debug, Default)]
@@ -286,10 +286,7 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
     }
 
     // 3. A SKILL.md at the top makes a single-skill plugin.
-    if ["SKILL.md", "skill.md"]
-        .iter()
-        .any(|f| base.join(f).exists())
-    {
+    if roots::SKILL_FILES.iter().any(|f| base.join(f).exists()) {
         roots.push(root(base.clone(), Layout::Skill));
     }
 }

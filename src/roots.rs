@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use crate::config::Config;
 
+/// The names a skill's file may have, in the order they are looked for.
+pub const SKILL_FILES: [&str; 2] = ["SKILL.md", "skill.md"];
+
 /// Where a root (and so a skill) comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

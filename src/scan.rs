@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
 use crate::disk::{self, FileId, ReadError, Stamp};
 use crate::parse::{self, ParseError, Parsed};
-use crate::roots::{Layout, Root, Source};
+use crate::roots::{self, Layout, Root, Source};
 
 /// Skill folders are looked for at most this many levels below a root.
 pub const MAX_DEPTH: usize = 4;
@@ -627,7 +627,7 @@ enum Probe {
 /// that is not a skill; a symlink is then followed with a `stat` (and, with a
 /// `fence`, resolved to check that it stays inside).
 fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
-    for name in ["SKILL.md", "skill.md"] {
+    for name in roots::SKILL_FILES {
         let file = dir.join(name);
         let status = match lookup(dir, parent, name, false) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
@@ -798,6 +798,13 @@ fn unlistable(err: &io::Error) -> Finding {
     )
 }
 
+/// Whether the walk skips a folder entry: hidden (`.git`, `.DS_Store`,
+/// editors' swap files) or `node_modules`. The watcher ignores the same.
+pub fn is_skipped(name: &std::ffi::OsStr) -> bool {
+    let bytes = name.as_encoded_bytes();
+    bytes.starts_with(b".") || bytes == b"node_modules"
+}
+
 /// The sub-directories of `frame` worth visiting, sorted by name, each with
 /// its identity. Symlinks to directories are followed (with a `fence`, only
 /// when they stay inside it); broken ones reported.
@@ -810,12 +817,7 @@ fn read_children(
     let mut children = Vec::new();
     for entry in fs::read_dir(&frame.path)? {
         let Ok(entry) = entry else { continue };
-        let name = entry.file_name();
-        let skip = {
-            let bytes = name.as_encoded_bytes();
-            bytes.starts_with(b".") || bytes == b"node_modules"
-        };
-        if skip {
+        if is_skipped(&entry.file_name()) {
             continue;
         }
         let Ok(kind) = entry.file_type() else {

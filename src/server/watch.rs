@@ -27,6 +27,8 @@ use tokio::time::Instant;
 
 use crate::disk::{self, FileId};
 use crate::plugins;
+use crate::roots;
+use crate::scan;
 use crate::server::events::{Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
 use crate::snapshot::Snapshot;
@@ -137,12 +139,10 @@ impl Plan {
         let Some(interest) = self.dirs.get(parent) else {
             return false;
         };
+        let skipped = scan::is_skipped(name);
         let name = name.to_string_lossy();
-        // The scan skips hidden entries and `node_modules` (`.DS_Store`,
-        // editors' swap files): so does the watcher.
-        let skipped = name.starts_with('.') || name == "node_modules";
         (interest.any && !skipped)
-            || (interest.skill_md && (name == "SKILL.md" || name == "skill.md"))
+            || (interest.skill_md && roots::SKILL_FILES.contains(&&*name))
             || interest.names.iter().any(|n| **n == *name)
             || interest
                 .toward
