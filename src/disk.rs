@@ -291,13 +291,18 @@ pub fn fill(file: &mut File, buf: &mut Vec<u8>, want: usize, max: u64) -> Result
     Ok(got < ask || ask == 0)
 }
 
-/// The whole file as text: strict UTF-8, a leading BOM removed, everything else
-/// (line endings, trailing spaces, tabs) exactly as on disk.
-pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
+/// The whole of a regular file of at most `max` bytes, exactly as on disk.
+pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     let (mut file, len) = open_regular(path, max)?;
     let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
     fill(&mut file, &mut buf, usize::MAX, max)?;
-    let mut text = String::from_utf8(buf).map_err(|e| {
+    Ok(buf)
+}
+
+/// The whole file as text: strict UTF-8, a leading BOM removed, everything else
+/// (line endings, trailing spaces, tabs) exactly as on disk.
+pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
+    let mut text = String::from_utf8(read_bytes(path, max)?).map_err(|e| {
         let bytes = e.as_bytes();
         ReadError::InvalidUtf8 {
             line: line_of(bytes, e.utf8_error().valid_up_to()),

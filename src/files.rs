@@ -905,10 +905,7 @@ impl Files {
         let Kind::File { .. } = target.kind else {
             return Err(FileError::NotRegular);
         };
-        let (mut file, len) = disk::open_regular(&target.path, self.max_file_bytes)?;
-        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-        disk::fill(&mut file, &mut buf, usize::MAX, self.max_file_bytes)?;
-        Ok(buf)
+        Ok(disk::read_bytes(&target.path, self.max_file_bytes)?)
     }
 
     fn lock_listings(&self) -> std::sync::MutexGuard<'_, Listings> {

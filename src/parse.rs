@@ -263,12 +263,9 @@ fn locate(text: &str, complete: bool) -> Located<'_> {
         // Not a skill (behaviour.md §12): taking a name and a description from
         // any file named SKILL.md would put the first lines of whatever it is
         // into the tool description.
-        Split::Missing { .. } => Located::Done(Step::Done(Err(Finding::error(
-            Code::FrontmatterMissing,
-            "no YAML frontmatter, so this is not a skill",
-            "start the file with `---`, `name: ...`, `description: ...`, `---`",
-        )
-        .on_line(1)))),
+        Split::Missing { .. } => Located::Done(Step::Done(Err(ReadError::NoFrontmatter
+            .finding()
+            .on_line(1)))),
     }
 }
 
