@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use serde_json::Value;
 
 use super::client::{self, Connection, Failure, ServerError};
-use super::settings::{EntryError, EntryKind, Settings, SettingsError};
+use super::settings::{self, EntryError, EntryKind, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 
 /// What `skillserve invoke` was asked to do.
@@ -183,11 +183,7 @@ pub fn parse_arguments(text: &str) -> Result<JsonObject, InvokeError> {
     }
     match serde_json::from_str(text) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(Value::Array(_)) => Err(InvokeError::NotAnObject("a list")),
-        Ok(Value::String(_)) => Err(InvokeError::NotAnObject("a string")),
-        Ok(Value::Number(_)) => Err(InvokeError::NotAnObject("a number")),
-        Ok(Value::Bool(_)) => Err(InvokeError::NotAnObject("a boolean")),
-        Ok(Value::Null) => Err(InvokeError::NotAnObject("null")),
+        Ok(other) => Err(InvokeError::NotAnObject(settings::kind_of(&other))),
         Err(e) => Err(InvokeError::BadJson(e.to_string())),
     }
 }

@@ -352,7 +352,8 @@ fn key_access(key: &str) -> String {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What a JSON value is, in words for a user who wrote it ("a list").
+pub(super) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
