@@ -303,22 +303,28 @@ pub enum UsageError {
     LogFilter { value: String, reason: String },
 }
 
+/// `--description-budget` (the default when not given), refused under
+/// [`MIN_DESCRIPTION_BUDGET`].
+fn checked_budget(given: Option<usize>) -> Result<usize, UsageError> {
+    let budget = given.unwrap_or(DEFAULT_DESCRIPTION_BUDGET);
+    if budget < MIN_DESCRIPTION_BUDGET {
+        return Err(UsageError::BudgetTooSmall(budget));
+    }
+    Ok(budget)
+}
+
 /// The log levels `--log-level` and `SKILLSERVE_LOG` accept.
 const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 impl Cli {
     /// The budget of `list --description`.
     pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
-        let budget = match &self.command {
+        match &self.command {
             Some(Command::List {
                 description_budget, ..
-            }) => description_budget.unwrap_or(DEFAULT_DESCRIPTION_BUDGET),
-            _ => DEFAULT_DESCRIPTION_BUDGET,
-        };
-        if budget < MIN_DESCRIPTION_BUDGET {
-            return Err(UsageError::BudgetTooSmall(budget));
+            }) => checked_budget(*description_budget),
+            _ => checked_budget(None),
         }
-        Ok(budget)
     }
 
     /// The server options: those given after `serve` override those before it.
@@ -345,18 +351,15 @@ impl Cli {
                 return Err(UsageError::ServeFlagWithCommand { flag, command });
             }
         }
-        let pick =
-            |get: fn(&ServeArgs) -> Option<u64>| after.and_then(get).or_else(|| get(&self.serve));
-        let interval = pick(|a| a.refresh_interval).unwrap_or(DEFAULT_REFRESH_SECS);
+        let interval = after
+            .and_then(|a| a.refresh_interval)
+            .or(self.serve.refresh_interval)
+            .unwrap_or(DEFAULT_REFRESH_SECS);
         let budget = after
             .and_then(|a| a.description_budget)
-            .or(self.serve.description_budget)
-            .unwrap_or(DEFAULT_DESCRIPTION_BUDGET);
-        if budget < MIN_DESCRIPTION_BUDGET {
-            return Err(UsageError::BudgetTooSmall(budget));
-        }
+            .or(self.serve.description_budget);
         Ok(ServeOptions {
-            description_budget: budget,
+            description_budget: checked_budget(budget)?,
             refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
             watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
             prompts: !(self.serve.no_prompts || after.is_some_and(|a| a.no_prompts)),
@@ -503,12 +506,7 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
         });
     }
     let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
-    let lookup = |var: &str| -> Result<Option<String>, ()> {
-        match env.var(var) {
-            Some(v) => Ok(Some(v.to_string_lossy().into_owned())),
-            None => Err(()),
-        }
-    };
+    let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         UsageError::UnsetVariable {
             what,

@@ -102,11 +102,6 @@ impl Env {
             vars,
         })
     }
-
-    /// The variable `name`, if it is set (even to an empty value).
-    pub fn var(&self, name: &str) -> Option<&OsStr> {
-        self.vars.get(name)
-    }
 }
 
 /// Every environment variable, shared.
