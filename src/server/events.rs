@@ -135,14 +135,14 @@ mod inotify_backend {
                     _ => WatchError::Other(err.to_string()),
                 })?;
             let mut paths = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(old) = paths.by_path.insert(dir.to_path_buf(), wd.clone())
-                && old != wd
+            // The path led to another folder before: forget it there, and
+            // stop watching that folder if no other path leads to it.
+            if paths.by_path.get(dir).is_some_and(|old| *old != wd)
+                && let Some(unused) = paths.forget(dir)
             {
-                // The path led to another folder before.
-                if let Some(list) = paths.by_wd.get_mut(&old) {
-                    list.retain(|p| p != dir);
-                }
+                let _ = self.watches.remove(unused);
             }
+            paths.by_path.insert(dir.to_path_buf(), wd.clone());
             let list = paths.by_wd.entry(wd).or_default();
             if !list.iter().any(|p| p == dir) {
                 list.push(dir.to_path_buf());
