@@ -16,6 +16,7 @@ pub mod exit_codes;
 pub mod files;
 pub mod import;
 pub mod lint;
+pub mod parallel;
 pub mod parse;
 pub mod plugins;
 pub mod render;

@@ -15,10 +15,11 @@ use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
 use crate::disk::{self, FileId, ReadError, Stamp};
+use crate::parallel;
 use crate::parse::{self, ParseError, Parsed};
 use crate::roots::{self, Layout, Root, Source};
 
@@ -259,54 +260,21 @@ fn assemble(
 
 /// Below this many items, threads cost more than they save.
 const PARALLEL_FROM: usize = 128;
-/// Parsing is open + read + YAML per file; more threads than this mostly wait
-/// on each other in the kernel.
-const MAX_THREADS: usize = 4;
 
-/// `work(i)` for every index in `todo`, on up to [`MAX_THREADS`] threads when
-/// there are enough of them (measured: the start-up scan of 10,000 skills on
-/// two cores went from about 190 ms to about 120 ms).
+/// `work(i)` for every index in `todo`, on up to [`parallel::threads`]
+/// threads when there are enough of them (measured: the start-up scan of
+/// 10,000 skills on two cores went from about 190 ms to about 120 ms).
 fn in_parallel<R, F>(todo: &[usize], work: F) -> Vec<(usize, R)>
 where
     R: Send,
     F: Fn(usize) -> R + Sync,
 {
-    // `available_parallelism` reads cgroup files: ask only when it matters,
-    // and once (it was 10 system calls per folder in a tree of 20,000).
-    static THREADS: OnceLock<usize> = OnceLock::new();
+    let run = |part: &[usize]| part.iter().map(|&i| (i, work(i))).collect::<Vec<_>>();
     if todo.len() < PARALLEL_FROM {
-        return todo.iter().map(|&i| (i, work(i))).collect();
+        return run(todo);
     }
-    let threads = *THREADS.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_THREADS)
-    });
-    if threads < 2 {
-        return todo.iter().map(|&i| (i, work(i))).collect();
-    }
-    let work = &work;
-    let chunk = todo.len().div_ceil(threads);
-    let run = move |part: &[usize]| part.iter().map(|&i| (i, work(i))).collect::<Vec<_>>();
-    std::thread::scope(|scope| {
-        let mut done = Vec::with_capacity(todo.len());
-        let mut workers = Vec::new();
-        for part in todo.chunks(chunk) {
-            // No thread (a container's process limit, say): do it here.
-            match std::thread::Builder::new().spawn_scoped(scope, move || run(part)) {
-                Ok(worker) => workers.push(worker),
-                Err(_) => done.extend(run(part)),
-            }
-        }
-        for worker in workers {
-            done.extend(
-                worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
-        }
-        done
-    })
+    let parts = parallel::chunks(todo, parallel::threads(), |part, _| run(part));
+    parts.into_iter().flatten().collect()
 }
 
 /// The name of a skill whose frontmatter has none: its folder's name, or for

@@ -38,6 +38,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::parallel;
 use crate::resolve;
 use crate::snapshot::Skill;
 
@@ -86,10 +87,8 @@ const NAME_EDITS: usize = 2;
 const MIN_WORDS_SCORE: f32 = 1.0;
 /// Word lengths above this share one bucket of the fuzzy lookup.
 const MAX_BUCKET: usize = 32;
-/// The index is built on several threads from this many skills on, on at
-/// most this many.
+/// The index is built on several threads from this many skills on.
 const PARALLEL_FROM: usize = 2_000;
-const MAX_THREADS: usize = 4;
 
 /// The words of every served skill, in the order of `Snapshot::skills`.
 #[derive(Debug, Default)]
@@ -144,7 +143,7 @@ enum Variant {
 
 impl SearchIndex {
     /// Indexes the names and descriptions of `skills`: in parts, one per
-    /// thread (up to [`MAX_THREADS`]) from [`PARALLEL_FROM`] skills on, then
+    /// thread (up to [`parallel::threads`]) from [`PARALLEL_FROM`] skills on, then
     /// merged. Reading the words is most of the cost: at 10,000 skills the
     /// build takes 18 ms on one thread and 10 ms on two (`benches/scan.rs`,
     /// `search_index`), and a miss right after a change waits for it.
@@ -152,29 +151,13 @@ impl SearchIndex {
         let threads = if skills.len() < PARALLEL_FROM {
             1
         } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+            parallel::threads()
         };
         SearchIndex::build_on(skills, threads)
     }
 
     fn build_on(skills: &[Skill], threads: usize) -> SearchIndex {
-        let size = skills.len().div_ceil(threads).max(1);
-        let parts: Vec<Part> = std::thread::scope(|scope| {
-            let mut chunks = skills.chunks(size).enumerate();
-            let first = chunks.next();
-            let others: Vec<_> = chunks
-                .map(|(n, chunk)| scope.spawn(move || Part::read(chunk, n * size)))
-                .collect();
-            let first = first.map(|(_, chunk)| Part::read(chunk, 0));
-            first
-                .into_iter()
-                .chain(others.into_iter().map(|thread| match thread.join() {
-                    Ok(part) => part,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }))
-                .collect()
-        });
-        SearchIndex::merge(parts)
+        SearchIndex::merge(parallel::chunks(skills, threads, Part::read))
     }
 
     /// One index from the parts of [`SearchIndex::build`], in skill order.
