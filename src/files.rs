@@ -103,11 +103,11 @@ struct Frame {
     path: PathBuf,
     /// Relative to the skill folder ("" for the skill folder itself).
     rel: String,
-    depth: usize,
     /// Its version, taken before it is read.
     stamp: Stamp,
-    /// The identities of the folders from the start of the walk to this one:
-    /// a symlink to any of them would be a cycle.
+    /// The identities of the folders from the skill folder down to this one
+    /// (so one more than its depth): a symlink to any of them would be a
+    /// cycle.
     ancestors: Vec<FileId>,
 }
 
@@ -144,8 +144,8 @@ fn walk(skill_dir: &Path, folder: &str) -> Walked {
     let meta = if folder.is_empty() {
         fs::metadata(&start)
     } else {
-        match fence.get().map(|fence| (real_below(fence, folder), fence)) {
-            Some((Ok(real), fence)) if contained(&real, fence).is_ok() => fs::metadata(real),
+        match fence.get().map(|fence| real_inside(fence, folder)) {
+            Some(Ok(real)) => fs::metadata(real),
             _ => return walked,
         }
     };
@@ -167,7 +167,6 @@ fn walk(skill_dir: &Path, folder: &str) -> Walked {
     let mut queue = VecDeque::from([Frame {
         path: start,
         rel: folder.to_owned(),
-        depth: ancestors.len() - 1,
         stamp: Stamp::of(&meta),
         ancestors,
     }]);
@@ -252,7 +251,7 @@ fn visit(
                 );
                 continue;
             }
-            if frame.depth == MAX_DEPTH {
+            if frame.ancestors.len() - 1 == MAX_DEPTH {
                 walked.listing.truncated = Some(Limit::Depth);
                 continue;
             }
@@ -261,7 +260,6 @@ fn visit(
             queue.push_back(Frame {
                 path,
                 rel,
-                depth: frame.depth + 1,
                 stamp: Stamp::of(&meta),
                 ancestors,
             });
@@ -389,7 +387,7 @@ pub struct Target {
 /// What a [`Target`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    File { size: u64 },
+    File,
     Folder,
 }
 
@@ -399,11 +397,6 @@ impl Target {
     /// folder itself).
     pub fn rel(&self) -> &str {
         &self.rel
-    }
-
-    /// Where it is on disk, every symlink resolved.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn kind(&self) -> Kind {
@@ -431,11 +424,10 @@ impl Target {
 pub fn resolve(skill_dir: &Path, requested: &str) -> Result<Target, FileError> {
     let rel = clean(requested)?;
     let fence = fs::canonicalize(skill_dir)?;
-    let real = real_below(&fence, &rel)?;
-    contained(&real, &fence)?;
+    let real = real_inside(&fence, &rel)?;
     let meta = fs::metadata(&real)?;
     let kind = if meta.is_file() {
-        Kind::File { size: meta.len() }
+        Kind::File
     } else if meta.is_dir() {
         Kind::Folder
     } else {
@@ -461,6 +453,15 @@ fn real_below(fence: &Path, rel: &str) -> io::Result<PathBuf> {
             return fs::canonicalize(join(fence, rel));
         }
     }
+    Ok(real)
+}
+
+/// `rel` (a cleaned path) resolved below `fence` (the resolved skill
+/// folder), refused unless it stays inside and passes through nothing
+/// hidden there.
+fn real_inside(fence: &Path, rel: &str) -> Result<PathBuf, FileError> {
+    let real = real_below(fence, rel)?;
+    contained(&real, fence)?;
     Ok(real)
 }
 
@@ -567,7 +568,7 @@ const SNIFF_BYTES: usize = 8 * 1024;
 /// a binary file of any size is described after reading its first
 /// [`SNIFF_BYTES`]. A folder is [`FileError::NotRegular`].
 pub fn read(target: &Target, max: u64) -> Result<Content, FileError> {
-    let Kind::File { .. } = target.kind else {
+    let Kind::File = target.kind else {
         return Err(FileError::NotRegular);
     };
     let (mut file, len) = disk::open_regular(&target.path, u64::MAX)?;
@@ -873,8 +874,7 @@ impl Files {
                 Some(fence) => fence,
                 None => fence.insert(fs::canonicalize(skill_dir)?),
             };
-            let real = real_below(fence, &clean(&entry.path)?)?;
-            contained(&real, fence)?;
+            let real = real_inside(fence, &clean(&entry.path)?)?;
             let (file, _) = disk::open_regular(&real, MAX_BYTES)?;
             // Taken before reading: if the file changes while it is read, the
             // next request sees another version and reads it again.
@@ -902,7 +902,7 @@ impl Files {
     /// `resources/read`, whose bytes must match the digest), up to this
     /// server's size cap.
     pub fn bytes(&self, target: &Target) -> Result<Vec<u8>, FileError> {
-        let Kind::File { .. } = target.kind else {
+        let Kind::File = target.kind else {
             return Err(FileError::NotRegular);
         };
         Ok(disk::read_bytes(&target.path, self.max_file_bytes)?)
@@ -1080,7 +1080,7 @@ mod tests {
         for path in ["", ".", "./", "./."] {
             let target = resolve(&dir, path).unwrap();
             assert_eq!((target.rel(), target.kind()), ("", Kind::Folder), "{path}");
-            assert_eq!(target.path(), real);
+            assert_eq!(target.path, real);
         }
         for path in [
             "./references/",
@@ -1089,11 +1089,11 @@ mod tests {
         ] {
             let target = resolve(&dir, path).unwrap();
             assert!(target.rel().starts_with("references"), "{path}");
-            assert!(target.path().starts_with(&real));
+            assert!(target.path.starts_with(&real));
         }
         let file = resolve(&dir, "references//forms.md").unwrap();
         assert_eq!(file.rel(), "references/forms.md");
-        assert_eq!(file.kind(), Kind::File { size: 1 });
+        assert_eq!(file.kind(), Kind::File);
     }
 
     #[test]
@@ -1164,7 +1164,7 @@ mod tests {
 
         let forms = resolve(&dir, "links/forms.md").unwrap();
         assert_eq!(
-            forms.path(),
+            forms.path,
             std::fs::canonicalize(dir.join("references/forms.md")).unwrap()
         );
         assert_eq!(forms.rel(), "links/forms.md");

@@ -306,7 +306,7 @@ pub fn folder(skill: &Skill, folder: &str, listing: &Listing) -> String {
         );
         if let Some(limit) = listing.truncated {
             out.push('\n');
-            out.push_str(limit_line(limit));
+            out.push_str(&limit_line(limit));
         }
         return out;
     };
@@ -339,22 +339,26 @@ fn file_lines(out: &mut String, entries: &[&files::Entry], truncated: Option<Lim
     }
     if let Some(limit) = truncated {
         out.push('\n');
-        out.push_str(limit_line(limit));
+        out.push_str(&limit_line(limit));
     }
 }
 
-fn limit_line(limit: Limit) -> &'static str {
+fn limit_line(limit: Limit) -> String {
+    let folder = "name a folder as `file` to list the files in it.";
     match limit {
-        Limit::Files => {
-            "The listing stops at 512 files; name a folder as `file` to list the files in it."
-        }
-        Limit::Bytes => {
-            "The listing stops at 16 MiB of files; name a folder as `file` to list the files in it."
-        }
-        Limit::Folders => {
-            "The listing stops after 4096 folders; name a folder as `file` to list the files in it."
-        }
-        Limit::Depth => "Folders more than 16 levels deep are not listed.",
+        Limit::Files => format!("The listing stops at {} files; {folder}", files::MAX_FILES),
+        Limit::Bytes => format!(
+            "The listing stops at {} MiB of files; {folder}",
+            files::MAX_BYTES / (1024 * 1024)
+        ),
+        Limit::Folders => format!(
+            "The listing stops after {} folders; {folder}",
+            files::MAX_DIRS
+        ),
+        Limit::Depth => format!(
+            "Folders more than {} levels deep are not listed.",
+            files::MAX_DEPTH
+        ),
     }
 }
 

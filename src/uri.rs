@@ -17,6 +17,7 @@
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{Skill as SpecSkill, SkillFrontmatter, SkillResources};
 
+use crate::lint;
 use crate::snapshot::{Skill, Snapshot};
 
 /// The scheme, with its `//`.
@@ -127,7 +128,7 @@ pub fn unlistable(skill: &Skill) -> Option<String> {
 /// end: names the extension's rule accepts as they are (a subset of what it
 /// accepts, so a name this refuses is left to the full rule).
 fn is_plain(name: &str) -> bool {
-    (1..=64).contains(&name.len())
+    (1..=lint::MAX_NAME_CHARS).contains(&name.len())
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')

@@ -98,13 +98,6 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
         return SkillResources::Dynamic;
     }
-    let hashed = match files.digests(&skill.dir, &listing.files) {
-        Ok(hashed) => hashed,
-        Err(err) => {
-            tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
-            return SkillResources::Dynamic;
-        }
-    };
     let own = listing
         .files
         .iter()
@@ -114,6 +107,13 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the skill's own file is listed {own} times");
         return SkillResources::Dynamic;
     }
+    let hashed = match files.digests(&skill.dir, &listing.files) {
+        Ok(hashed) => hashed,
+        Err(err) => {
+            tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
+            return SkillResources::Dynamic;
+        }
+    };
     let entries = listing.files.iter().zip(hashed);
     let resources = entries.map(|(entry, hashed)| {
         let file = uri::of(&skill.name, in_uri(skill, &entry.path));
