@@ -144,14 +144,7 @@ impl Connection {
 
     /// Every tool the server has (`tools/list`, all pages), within `timeout`.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Tool>, ServerError> {
-        const METHOD: &str = "tools/list";
-        match tokio::time::timeout(timeout, self.service.list_all_tools()).await {
-            Ok(result) => result.map_err(|e| request_error(METHOD, e)),
-            Err(_) => Err(ServerError::Timeout {
-                method: METHOD,
-                after: timeout,
-            }),
-        }
+        bounded("tools/list", timeout, self.service.list_all_tools()).await
     }
 
     /// Calls `tool` with `arguments` within `timeout`.
@@ -161,15 +154,8 @@ impl Connection {
         arguments: JsonObject,
         timeout: Duration,
     ) -> Result<CallToolResult, ServerError> {
-        const METHOD: &str = "tools/call";
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
-            Ok(result) => result.map_err(|e| request_error(METHOD, e)),
-            Err(_) => Err(ServerError::Timeout {
-                method: METHOD,
-                after: timeout,
-            }),
-        }
+        bounded("tools/call", timeout, self.service.call_tool(params)).await
     }
 
     /// Closes the session: the server's stdin is closed and it gets a few
@@ -203,6 +189,22 @@ pub fn write_indented(
         writeln!(out, "{indent}{line}")?;
     }
     Ok(())
+}
+
+/// `request` (the request `method`) within `timeout`, its errors as
+/// [`ServerError`]s.
+async fn bounded<T>(
+    method: &'static str,
+    timeout: Duration,
+    request: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<T, ServerError> {
+    match tokio::time::timeout(timeout, request).await {
+        Ok(result) => result.map_err(|e| request_error(method, e)),
+        Err(_) => Err(ServerError::Timeout {
+            method,
+            after: timeout,
+        }),
+    }
 }
 
 fn request_error(method: &'static str, error: ServiceError) -> ServerError {

@@ -400,9 +400,9 @@ fn allowed_values(schema: &Map<String, Value>) -> String {
     if let Some(value) = schema.get("default") {
         parts.push(format!("default: {}", value_code(value)));
     }
-    for (key, word) in [("minimum", "minimum"), ("maximum", "maximum")] {
+    for key in ["minimum", "maximum"] {
         if let Some(value) = schema.get(key) {
-            parts.push(format!("{word} {value}"));
+            parts.push(format!("{key} {value}"));
         }
     }
     parts.join("; ")

@@ -60,8 +60,6 @@ pub struct StdioServer {
 /// A stdio server ready to start: variables expanded.
 #[derive(Debug, Clone)]
 pub struct Launch {
-    /// The server's name in the settings file.
-    pub name: String,
     pub command: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -198,7 +196,6 @@ impl StdioServer {
             .map(|(i, arg)| expand(format!("{}[{i}]", field_path(name, "args")), arg))
             .collect::<Result<_, _>>()?;
         Ok(Launch {
-            name: name.to_owned(),
             command,
             args,
             env: self.env.clone(),
