@@ -260,9 +260,10 @@ class Server:
         return text[-limit:]
 
 
-def run(binary, skills_dir, home, timeout, body):
-    """Spawns a server, runs body(server), always cleans up, adds stderr to errors."""
-    server = Server(binary, skills_dir, home, timeout)
+def run(binary, skills_dir, home, timeout, body, extra_args=()):
+    """Spawns a server (with `extra_args`), runs body(server), always cleans
+    up, adds stderr to errors."""
+    server = Server(binary, skills_dir, home, timeout, extra_args=extra_args)
     try:
         return body(server)
     except ServerError as err:
@@ -313,18 +314,14 @@ def measure_settled_memory(binary, skills_dir, runs, timeout, settle=0.5):
     rss = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="skillserve-e2e-home-") as home:
-            server = Server(binary, skills_dir, home, timeout, extra_args=("--no-watch",))
-            try:
+            def body(server):
                 server.start()
                 time.sleep(settle)
-                rss.append(server.rss_kib("VmRSS"))
+                resident = server.rss_kib("VmRSS")
                 server.stop()
-            except ServerError as err:
-                tail = server.stderr_tail().strip()
-                raise ServerError(f"{err}\n--- server stderr (tail) ---\n{tail or '(empty)'}") from None
-            finally:
-                server.kill()
-                server.stderr.close()
+                return resident
+
+            rss.append(run(binary, skills_dir, home, timeout, body, extra_args=("--no-watch",)))
     return rss
 
 

@@ -164,9 +164,7 @@ def evaluate(binary, skills_dir, queries, timeout):
     ranks = {kind: [] for kind in KINDS}
     trips = []
     with tempfile.TemporaryDirectory(prefix="skillserve-eval-home-") as home:
-        server = e2e.Server(binary, skills_dir, home, timeout,
-                            extra_args=("--no-watch", "--refresh-interval", "0"))
-        try:
+        def body(server):
             server.start()
             for kind, target, query, _ in queries:
                 started = time.perf_counter()
@@ -179,12 +177,9 @@ def evaluate(binary, skills_dir, queries, timeout):
                     names = listed(text)
                 ranks[kind].append(names.index(target) + 1 if target in names else None)
             server.stop()
-        except e2e.ServerError as err:
-            tail = server.stderr_tail().strip()
-            raise e2e.ServerError(f"{err}\n--- server stderr (tail) ---\n{tail or '(empty)'}") from None
-        finally:
-            server.kill()
-            server.stderr.close()
+
+        e2e.run(binary, skills_dir, home, timeout, body,
+                extra_args=("--no-watch", "--refresh-interval", "0"))
     return ranks, trips
 
 
@@ -229,7 +224,7 @@ def main(argv=None):
         flat = [next(in_order[kind]) for kind, _, _, _ in queries]
         alone = [rank for rank, count in zip(flat, counts) if count == 0]
         crowded = sum(count >= 3 for count in counts) / len(counts)
-        rows.append((n, "miss round trip", statistics.median(trips) * 1e3, percentile(trips, 90) * 1e3,
+        rows.append((n, "miss round trip", statistics.median(trips) * 1e3, e2e.percentile(trips, 90) * 1e3,
                      crowded, share(alone, 3), len(alone)))
         if a.show:
             by_query = {kind: iter(ranks[kind]) for kind in KINDS}
@@ -252,10 +247,6 @@ def main(argv=None):
                   f"3 or more other skills; of the {alone} whose words only the target has together, "
                   f"{alone_top3:.1%} found it in the top 3; miss round trip median {median:.2f} ms, p90 {p90:.2f} ms")
     return 0
-
-
-def percentile(values, p):
-    return e2e.percentile(values, p)
 
 
 if __name__ == "__main__":
