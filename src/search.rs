@@ -781,7 +781,7 @@ fn is_ideograph(c: char) -> bool {
 /// English words too common to tell skills apart (`fill a pdf form`: only
 /// `fill`, `pdf`, `form` count). At most eight bytes each (see
 /// [`is_stop_word`]).
-pub const STOP_WORDS: [&str; 58] = [
+const STOP_WORDS: [&str; 58] = [
     "about", "an", "and", "any", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for",
     "from", "has", "have", "help", "how", "if", "in", "into", "is", "it", "its", "me", "my",
     "need", "of", "on", "or", "our", "please", "so", "some", "that", "the", "their", "them",
@@ -854,7 +854,7 @@ const MAX_STEM_CUT: usize = 5;
 /// top 3 at 10,000 skills against 66% without stems; the other forms at half
 /// weight keep 66% and find 63% of the queries with a word in another form,
 /// against 54% without.
-pub fn stem(word: &str) -> &str {
+fn stem(word: &str) -> &str {
     if !word.is_ascii() {
         return word;
     }

@@ -398,18 +398,14 @@ impl ServerHandler for SkillServer {
     /// goes away.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.registry.changes();
-        let mut seen = *changes.borrow_and_update();
         let accepted = context.accepted().clone();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() {
+                changed = changes.next() => {
+                    let Some(changed) = changed else {
                         return Ok(());
-                    }
-                    let now = *changes.borrow_and_update();
-                    let changed = now.since(seen);
-                    seen = now;
+                    };
                     let sink = context.sink();
                     let sent = async {
                         if changed.tools && accepted.tools_list_changed == Some(true) {

@@ -115,11 +115,7 @@ fn notify_changes(registry: &Registry, peer: Peer<RoleServer>, options: &ServeOp
     let mut changes = registry.changes();
     let (prompts, resources) = (options.prompts, options.resources);
     tokio::spawn(async move {
-        let mut seen = *changes.borrow_and_update();
-        while changes.changed().await.is_ok() {
-            let now = *changes.borrow_and_update();
-            let changed = now.since(seen);
-            seen = now;
+        while let Some(changed) = changes.next().await {
             if peer.peer_info().is_none() {
                 continue;
             }

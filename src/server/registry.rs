@@ -68,7 +68,7 @@ pub struct Versions {
 
 impl Versions {
     /// What changed from `before` to `self`.
-    pub fn since(self, before: Versions) -> Changed {
+    fn since(self, before: Versions) -> Changed {
         Changed {
             tools: self.description != before.description,
             listing: self.listing != before.listing,
@@ -81,6 +81,24 @@ impl Versions {
 pub struct Changed {
     pub tools: bool,
     pub listing: bool,
+}
+
+/// The changes of what clients list, as one listener sees them.
+pub struct Changes {
+    versions: watch::Receiver<Versions>,
+    seen: Versions,
+}
+
+impl Changes {
+    /// What changed since the last call (or since this listener was made),
+    /// once something has; `None` when the registry is gone. Cancel-safe.
+    pub async fn next(&mut self) -> Option<Changed> {
+        self.versions.changed().await.ok()?;
+        let now = *self.versions.borrow_and_update();
+        let changed = now.since(self.seen);
+        self.seen = now;
+        Some(changed)
+    }
 }
 
 /// The live set of skills.
@@ -147,10 +165,11 @@ impl Registry {
         self.current.load_full()
     }
 
-    /// A receiver that sees new [`Versions`] whenever what clients list
-    /// changes.
-    pub fn changes(&self) -> watch::Receiver<Versions> {
-        self.versions.subscribe()
+    /// A listener for the changes of what clients list from now on.
+    pub fn changes(&self) -> Changes {
+        let mut versions = self.versions.subscribe();
+        let seen = *versions.borrow_and_update();
+        Changes { versions, seen }
     }
 
     /// A receiver that sees the number of every finished refresh.
@@ -192,6 +211,7 @@ impl Registry {
                 tracing::error!("refresh failed: {err}");
             }
             self.finished.send_replace(number);
+            self.prepare_search();
             let mut gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
             if gate.pending {
                 gate.pending = false;
@@ -204,10 +224,8 @@ impl Registry {
         }
     }
 
-    /// Rescans, swaps the new snapshot in, bumps the description version
-    /// when the description changed, then builds the new snapshot's search
-    /// index (so that the refresh counts as finished, for a miss waiting for
-    /// it, only once the index is there).
+    /// Rescans, swaps the new snapshot in, and bumps the description version
+    /// when the description changed.
     fn refresh_blocking(&self) {
         let started = Instant::now();
         // Refreshes never overlap, so this is the snapshot being replaced.
@@ -229,18 +247,19 @@ impl Registry {
         }
         let changed = previous.description != current.description;
         log_refresh(&previous, &current, unchanged, changed, started.elapsed());
-        let listing_changed = !unchanged && !current.snapshot.same_listing(&previous.snapshot);
+        let listing_changed = !current.snapshot.same_listing(&previous.snapshot);
         if changed || listing_changed {
             self.versions.send_modify(|versions| {
                 versions.description += u64::from(changed);
                 versions.listing += u64::from(listing_changed);
             });
         }
-        current.snapshot.prepare_search();
     }
 
-    /// Builds the current snapshot's search index on a blocking thread
-    /// (after start-up; refreshes build their own).
+    /// Builds the current snapshot's search index on a blocking thread, after
+    /// start-up and after each refresh, which does not wait for it (a miss
+    /// meanwhile waits for the build, or does it; a snapshot that shares its
+    /// index finds it built).
     pub fn prepare_search(&self) {
         let served = self.current();
         tokio::task::spawn_blocking(move || served.snapshot.prepare_search());
