@@ -276,11 +276,10 @@ pub const MAX_FILE_LINES: usize = 100;
 /// other than its SKILL.md, how to read one, and where the listing stopped.
 /// `None` when the skill has no other files.
 pub fn files_block(skill: &Skill, listing: &Listing) -> Option<String> {
-    let own = skill.file.file_name().and_then(|n| n.to_str());
     let others: Vec<&files::Entry> = listing
         .files
         .iter()
-        .filter(|e| Some(e.path.as_str()) != own)
+        .filter(|e| !skill.is_own_file(&e.path))
         .collect();
     let first = others.first()?;
     let mut out = format!(

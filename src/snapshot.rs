@@ -45,6 +45,12 @@ impl Skill {
         &self.parsed.description
     }
 
+    /// Whether `path` (a listed file, relative to the skill folder) is the
+    /// skill's own `SKILL.md`.
+    pub fn is_own_file(&self, path: &str) -> bool {
+        self.file.file_name().is_some_and(|name| name == path)
+    }
+
     /// The part of the name after the last `:` (the whole name when there is none).
     pub fn short_name(&self) -> &str {
         self.name.rsplit(':').next().unwrap_or(&self.name)

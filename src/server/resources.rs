@@ -221,7 +221,7 @@ pub fn on_disk<'a>(skill: &'a Skill, rel: &'a str) -> Cow<'a, str> {
 
 /// The path a URI gives a listed file: the skill's file is `SKILL.md`.
 pub fn in_uri<'a>(skill: &Skill, path: &'a str) -> &'a str {
-    if skill.file.file_name().is_some_and(|name| name == path) {
+    if skill.is_own_file(path) {
         SKILL_MD
     } else {
         path
