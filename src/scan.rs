@@ -273,8 +273,11 @@ where
     if todo.len() < PARALLEL_FROM {
         return run(todo);
     }
-    let parts = parallel::chunks(todo, parallel::threads(), |part, _| run(part));
-    parts.into_iter().flatten().collect()
+    let mut done = Vec::with_capacity(todo.len());
+    for part in parallel::chunks(todo, parallel::threads(), |part, _| run(part)) {
+        done.extend(part);
+    }
+    done
 }
 
 /// The name of a skill whose frontmatter has none: its folder's name, or for
