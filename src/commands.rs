@@ -18,7 +18,9 @@ use crate::files::Files;
 use crate::lint;
 use crate::render;
 use crate::roots::Source;
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
+use crate::text::{plural, printable};
 
 /// Longest description shown under a skill in `list`.
 const LIST_DESCRIPTION_CHARS: usize = 160;
@@ -204,12 +206,6 @@ fn cut(text: &str, max: usize) -> String {
         Some((end, _)) => format!("{}…", text[..end].trim_end()),
         None => text.to_owned(),
     }
-}
-
-pub(crate) use crate::render::printable;
-
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// One skill in `list --json`. Paths are text: bytes that are not UTF-8

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::folders::Folders;
+
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Default character budget of the `skill` tool description (behaviour.md §5.1).
@@ -20,7 +22,7 @@ pub const MIN_DESCRIPTION_BUDGET: usize = 300;
 /// The longest `name` a `skill` call (or `skillserve show`) accepts, in
 /// characters (behaviour.md §14): longer than any name, and than a few words
 /// describing a task, so that the cost of a miss stays bounded.
-pub const MAX_NAME_CHARS: usize = 512;
+pub const MAX_QUERY_CHARS: usize = 512;
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
 
@@ -43,6 +45,8 @@ pub struct Config {
     pub plugins: bool,
     /// Files larger than this are skipped with a diagnostic.
     pub max_file_bytes: u64,
+    /// The user's config and data folders for skillserve's own files.
+    pub folders: Folders,
 }
 
 /// Options that only the MCP server uses.

@@ -2,7 +2,6 @@
 
 use std::io::{IsTerminal, Write};
 
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use skillserve::cli::{Cli, Command, UsageError};
@@ -16,7 +15,7 @@ use skillserve::snapshot;
 
 fn main() {
     limit_malloc_arenas();
-    let cli = Cli::parse();
+    let cli = Cli::read(std::env::args_os());
     let code = match run(cli) {
         Ok(code) => code,
         // `skillserve list | head` closing the pipe early is not an error.

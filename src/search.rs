@@ -13,7 +13,7 @@
 //!   (`build` → `builder`), and, when none of those exist, the words one edit
 //!   away (`spredsheet` → `spreadsheet`);
 //! - **names** (0.75 to 1): the name similarity of behaviour.md §5.3
-//!   ([`resolve::similarity`]) of the names within two edits of the query:
+//!   ([`similarity::similarity`]) of the names within two edits of the query:
 //!   typos, transpositions and `_`/`-` mix-ups (`pfd` → `pdf`), which no word
 //!   lookup can see.
 //!
@@ -39,8 +39,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::parallel;
-use crate::resolve;
-use crate::snapshot::Skill;
+use crate::similarity;
+use crate::skill::Skill;
 
 /// How many matches a "not found" answer lists at most.
 pub const MAX_MATCHES: usize = 5;
@@ -431,7 +431,7 @@ impl SearchIndex {
     /// characters that differs in at most two per edit. Names that hold the
     /// query, or that a query holds, are the words' business.
     fn score_names(&self, skills: &[Skill], query: &str) -> Vec<(u32, f32)> {
-        let query = resolve::normalize(query);
+        let query = similarity::normalize(query);
         let chars = query.chars().count();
         if chars == 0 || chars > MAX_NAME_QUERY {
             return Vec::new();
@@ -448,17 +448,19 @@ impl SearchIndex {
             let skill = &skills[key.skill as usize];
             candidate.clear();
             match key.variant {
-                Variant::Full => candidate.extend(resolve::normalized_chars(&skill.name)),
-                Variant::Short => candidate.extend(resolve::normalized_chars(skill.short_name())),
-                Variant::Folder => candidate.extend(resolve::normalized_chars(&skill.folder())),
+                Variant::Full => candidate.extend(similarity::normalized_chars(&skill.name)),
+                Variant::Short => {
+                    candidate.extend(similarity::normalized_chars(skill.short_name()))
+                }
+                Variant::Folder => candidate.extend(similarity::normalized_chars(&skill.folder())),
             }
-            let similarity = resolve::similarity(&query, &candidate);
-            if similarity < resolve::THRESHOLD {
+            let score = similarity::similarity(&query, &candidate);
+            if score < similarity::THRESHOLD {
                 continue;
             }
             match named.last_mut() {
-                Some((doc, best)) if *doc == key.skill => *best = best.max(similarity as f32),
-                _ => named.push((key.skill, similarity as f32)),
+                Some((doc, best)) if *doc == key.skill => *best = best.max(score as f32),
+                _ => named.push((key.skill, score as f32)),
             }
         }
         named
@@ -525,7 +527,7 @@ impl Part {
                     name_words += u32::from(add(word, NAME_WEIGHT, true) == Some(true));
                 });
                 normalized.clear();
-                normalized.extend(resolve::normalized_chars(name));
+                normalized.extend(similarity::normalized_chars(name));
                 names.push(NameKey {
                     mask: char_mask(&normalized),
                     skill: (first + index) as u32,
