@@ -416,52 +416,6 @@ impl Cli {
     pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
         let args = &self.shared;
         let mut warnings = Vec::new();
-        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
-
-        let mut custom_dirs = Vec::new();
-        for dir in &args.skills_dirs {
-            custom_dirs.push(expand("--skills-dir", dir)?);
-        }
-        if let Some(Command::Serve(serve)) = &self.command {
-            for dir in &serve.folders {
-                custom_dirs.push(expand("skills folder", dir)?);
-            }
-        }
-        if let Some(list) = &env.skills_dirs {
-            for entry in std::env::split_paths(list) {
-                if entry.as_os_str().is_empty() {
-                    continue;
-                }
-                let entry = entry.to_string_lossy().into_owned();
-                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
-            }
-        }
-        for dir in &custom_dirs {
-            if dir.exists() && !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "skills folder",
-                    path: dir.clone(),
-                });
-            }
-        }
-
-        let project_dir = if args.no_project {
-            None
-        } else if let Some(dir) = &args.project_dir {
-            let dir = expand("--project-dir", dir)?;
-            if !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "--project-dir",
-                    path: dir,
-                });
-            }
-            Some(dir)
-        } else if let Some(dir) = &env.claude_project_dir {
-            Some(absolute(dir.as_ref(), &env.cwd))
-        } else {
-            Some(env.cwd.clone())
-        };
-
         let user = !args.no_user;
         if env.home.is_none() && user {
             warnings.push(
@@ -474,23 +428,73 @@ impl Cli {
                 .map(|dir| absolute(dir.as_ref(), &env.cwd))
                 .or_else(|| env.home.as_ref().map(|home| home.join(default)))
         };
+        let config = Config {
+            custom_dirs: self.custom_dirs(env)?,
+            project_dir: self.project_dir(env)?,
+            home: env.home.clone(),
+            user,
+            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+            codex_home: under_home(&env.codex_home, ".codex"),
+            plugins: !args.no_plugins,
+            max_file_bytes: args.max_file_bytes,
+            folders: Folders::of(env.home.as_deref(), |name| {
+                env.vars.get(name).filter(|v| !v.is_empty())
+            }),
+        };
+        Ok((config, warnings))
+    }
 
-        Ok((
-            Config {
-                custom_dirs,
-                project_dir,
-                home: env.home.clone(),
-                user,
-                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-                codex_home: under_home(&env.codex_home, ".codex"),
-                plugins: !args.no_plugins,
-                max_file_bytes: args.max_file_bytes,
-                folders: Folders::of(env.home.as_deref(), |name| {
-                    env.vars.get(name).filter(|v| !v.is_empty())
-                }),
-            },
-            warnings,
-        ))
+    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
+    /// expanded; one that exists but is not a folder stops start-up.
+    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
+        let mut dirs = Vec::new();
+        for dir in &self.shared.skills_dirs {
+            dirs.push(expand_path("--skills-dir", dir, env)?);
+        }
+        if let Some(Command::Serve(serve)) = &self.command {
+            for dir in &serve.folders {
+                dirs.push(expand_path("skills folder", dir, env)?);
+            }
+        }
+        if let Some(list) = &env.skills_dirs {
+            for entry in std::env::split_paths(list) {
+                if entry.as_os_str().is_empty() {
+                    continue;
+                }
+                let entry = entry.to_string_lossy().into_owned();
+                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
+            }
+        }
+        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+            return Err(UsageError::NotADirectory {
+                what: "skills folder",
+                path: dir.clone(),
+            });
+        }
+        Ok(dirs)
+    }
+
+    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
+    /// else the current directory; `None` with `--no-project`.
+    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
+        let args = &self.shared;
+        if args.no_project {
+            return Ok(None);
+        }
+        if let Some(dir) = &args.project_dir {
+            let dir = expand_path("--project-dir", dir, env)?;
+            if !dir.is_dir() {
+                return Err(UsageError::NotADirectory {
+                    what: "--project-dir",
+                    path: dir,
+                });
+            }
+            return Ok(Some(dir));
+        }
+        Ok(Some(match &env.claude_project_dir {
+            Some(dir) => absolute(dir.as_ref(), &env.cwd),
+            None => env.cwd.clone(),
+        }))
     }
 }
 
