@@ -20,7 +20,7 @@ use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_QUERY_CHARS};
 use skillserve::parse::Parsed;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
-use skillserve::roots::{Layout, Root, Source};
+use skillserve::roots::{Layout, Root, SkillFile, Source};
 use skillserve::scan::{Cache, Found, Scan};
 use skillserve::search::SearchIndex;
 use skillserve::snapshot;
@@ -90,7 +90,7 @@ fn load_after_one_change(bencher: Bencher, n: usize) {
     let config = config_for(dir.clone());
     let mut cache = Cache::default();
     let mut previous = snapshot::load(&config, &mut cache, None);
-    let victim = previous.skills()[n / 2].file.clone();
+    let victim = previous.skills()[n / 2].file();
     let file = std::fs::File::options().write(true).open(&victim).unwrap();
     let mut tick = 0u64;
     bencher.counter(ItemsCount::new(n)).bench_local(|| {
@@ -328,8 +328,8 @@ fn snapshot_100k() -> &'static Snapshot {
                 let name = format!("{}-copy{copy}", skill.name);
                 let dir = skill.dir.with_file_name(&name);
                 Found {
-                    file: dir.join("SKILL.md"),
-                    dir,
+                    dir: dir.into(),
+                    file_name: SkillFile::Upper,
                     root: 0,
                     parsed: Arc::new(Parsed {
                         name,

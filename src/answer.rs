@@ -257,7 +257,7 @@ fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
 /// The miss of a skill of the snapshot whose files are gone: the user deleted
 /// it since the last scan.
 fn vanished<T>(skill: &Skill) -> Lookup<T> {
-    tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file.display());
+    tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file().display());
     Lookup::Miss {
         vanished: Some(skill.name.clone()),
     }
@@ -266,13 +266,14 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 /// The skill's text as it is now, held to the scan's rules again: the file
 /// may have been swapped (for a symlink out of the project, say) since.
 fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
+    let file = skill.file();
     if let Some(fence) = &skill.fence
-        && disk::stays_inside(&skill.file, fence).is_err()
-        && skill.file.exists()
+        && disk::stays_inside(&file, fence).is_err()
+        && file.exists()
     {
         return Err(ReadError::OutsideProject);
     }
-    let text = contents.read(&skill.file)?;
+    let text = contents.read(&file)?;
     if !parse::has_frontmatter(&text) {
         return Err(ReadError::NoFrontmatter);
     }

@@ -18,6 +18,7 @@ use crate::files::Files;
 use crate::lint;
 use crate::render;
 use crate::roots::Source;
+use crate::scan;
 use crate::skill::Skill;
 use crate::snapshot::{Shadowed, Snapshot};
 use crate::text::{plural, printable};
@@ -161,10 +162,11 @@ pub fn description(
     Ok(ExitCode::Success)
 }
 
-/// Everything `check` reports: the scan's diagnostics and the Agent Skills
-/// rules. `list` counts the same.
+/// Everything `check` reports: the scan's diagnostics, the skills in hidden
+/// folders, and the Agent Skills rules. `list` counts the same.
 fn report(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
     let mut diagnostics = snapshot.diagnostics.clone();
+    diagnostics.extend(scan::hidden_skills(&snapshot.roots, &snapshot.hidden));
     diagnostics.extend(lint::lint(snapshot, max_file_bytes));
     diagnostics
 }
@@ -228,7 +230,7 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
     )?;
     let description = skill.description();
     if !description.is_empty() {
-        writeln!(out, "    {}", cut(description, LIST_DESCRIPTION_CHARS))?;
+        writeln!(out, "    {}", cut(&description, LIST_DESCRIPTION_CHARS))?;
     }
     if let Some(plugin) = &skill.plugin {
         writeln!(
@@ -254,7 +256,7 @@ fn cut(text: &str, max: usize) -> String {
 #[derive(Serialize)]
 struct ListItem<'a> {
     name: &'a str,
-    description: &'a str,
+    description: Cow<'a, str>,
     source: Source,
     dir: Cow<'a, str>,
     file: Cow<'a, str>,
@@ -279,7 +281,7 @@ impl<'a> ListItem<'a> {
             description: skill.description(),
             source: skill.source,
             dir: skill.dir.to_string_lossy(),
-            file: skill.file.to_string_lossy(),
+            file: Cow::Owned(skill.file().to_string_lossy().into_owned()),
             root: skill.root.to_string_lossy(),
             plugin: skill.plugin.as_ref().map(|p| PluginItem {
                 key: &p.key,

@@ -65,6 +65,7 @@ codes! {
     WalkLimit = "walk-limit",
     DepthLimit = "depth-limit",
     SameFile = "same-file",
+    HiddenSkills = "hidden-skills",
     // Names.
     Shadowed = "shadowed",
     // The Agent Skills rules `check` adds.
@@ -94,11 +95,12 @@ codes! {
 
 impl Code {
     /// Whether the code is about a skills folder as a whole (missing,
-    /// unreadable, a file): `list` names those.
+    /// unreadable, a file, skills in a hidden folder of it): `list` names
+    /// those.
     pub fn is_about_a_root(self) -> bool {
         matches!(
             self,
-            Code::RootMissing | Code::RootNotADirectory | Code::RootUnreadable
+            Code::RootMissing | Code::RootNotADirectory | Code::RootUnreadable | Code::HiddenSkills
         )
     }
 }

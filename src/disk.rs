@@ -42,6 +42,11 @@ impl FileId {
         }
     }
 
+    /// The device the file is on (0 where the platform has no inodes).
+    pub fn device(&self) -> u64 {
+        self.dev
+    }
+
     /// A fresh identity equal to no other, where the platform has no inodes
     /// to tell two paths to one folder apart.
     #[cfg(not(unix))]
@@ -76,15 +81,21 @@ impl FileId {
 /// One version of one file: size, modification time, inode change time and
 /// identity. Equal stamps mean the file can be taken as unchanged: the scan's
 /// parse cache and the call-time text cache both rely on this.
+///
+/// Laid out in 48 bytes (seconds and nanoseconds apart): the scan's cache
+/// holds one per skill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     len: u64,
-    /// Seconds and nanoseconds since the epoch (negative before 1970).
-    modified: (i64, i64),
+    /// Modification time: seconds since the epoch (negative before 1970),
+    /// and nanoseconds in `modified_nanos`.
+    modified: i64,
     /// Inode change time: it also moves on `chmod`, `chown` and on writes that
     /// keep size and modification time.
-    changed: (i64, i64),
+    changed: i64,
     id: FileId,
+    modified_nanos: i32,
+    changed_nanos: i32,
 }
 
 impl Stamp {
@@ -93,11 +104,14 @@ impl Stamp {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
+            // Nanoseconds are below 10^9, so they fit an i32.
             Stamp {
                 len: meta.len(),
-                modified: (meta.mtime(), meta.mtime_nsec()),
-                changed: (meta.ctime(), meta.ctime_nsec()),
+                modified: meta.mtime(),
+                changed: meta.ctime(),
                 id: FileId::of(meta),
+                modified_nanos: meta.mtime_nsec() as i32,
+                changed_nanos: meta.ctime_nsec() as i32,
             }
         }
         #[cfg(not(unix))]
@@ -117,9 +131,11 @@ impl Stamp {
             };
             Stamp {
                 len: meta.len(),
-                modified,
-                changed: (0, 0),
+                modified: modified.0,
+                changed: 0,
                 id: FileId::of(meta),
+                modified_nanos: modified.1 as i32,
+                changed_nanos: 0,
             }
         }
     }
@@ -132,18 +148,25 @@ impl Stamp {
         #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
         Stamp {
             len: st.st_size as u64,
-            modified: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            changed: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+            modified: st.st_mtime as i64,
+            changed: st.st_ctime as i64,
             id: FileId {
                 dev: st.st_dev as u64,
                 ino: st.st_ino as u64,
             },
+            modified_nanos: st.st_mtime_nsec as i32,
+            changed_nanos: st.st_ctime_nsec as i32,
         }
     }
 
     /// The identity of the file this is a version of.
     pub fn id(&self) -> FileId {
         self.id
+    }
+
+    /// The size of the file in this version.
+    pub fn size(&self) -> u64 {
+        self.len
     }
 }
 
@@ -348,7 +371,7 @@ mod tests {
         let meta = std::fs::metadata(&file).unwrap();
         let st = rustix::fs::stat(&file).unwrap();
         assert_eq!(Stamp::of(&meta), Stamp::of_stat(&st));
-        assert!(Stamp::of(&meta).modified.0 < 0);
+        assert!(Stamp::of(&meta).modified < 0);
     }
 
     #[cfg(unix)]

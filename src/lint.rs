@@ -24,31 +24,33 @@ pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
     let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
     let mut out = Vec::new();
     for skill in snapshot.skills().iter().chain(shadowed) {
+        let file = skill.file();
         out.extend(
             lint_skill(skill, max_file_bytes)
                 .into_iter()
-                .map(|f| f.at(&skill.file)),
+                .map(|f| f.at(&file)),
         );
     }
     for skill in snapshot.skills() {
         if let Some(finding) = skills_list(skill) {
-            out.push(finding.at(&skill.file));
+            out.push(finding.at(skill.file()));
         }
     }
     out
 }
 
 /// A served skill the MCP skills extension's `skills/list` leaves out, since
-/// its name breaks the extension's rule (the server asks the same question).
+/// its frontmatter lacks a `name` or `description` of its own or its name
+/// breaks the extension's rule (the server asks the same question).
 fn skills_list(skill: &Skill) -> Option<Finding> {
-    let why = uri::unlistable(skill)?;
+    let uri::Unlistable { why, fix } = uri::unlistable(skill)?;
     Some(Finding::note(
         Code::NotInSkillsList,
         format!(
             "'{}' is left out of `skills/list` (the MCP skills extension): {why}; the `skill` tool, prompts and resources still serve it",
             skill.name
         ),
-        "name it with lowercase letters, digits and single hyphens, at most 64 characters, like its folder",
+        fix,
     ))
 }
 
@@ -70,11 +72,11 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
 fn name(skill: &Skill, out: &mut Vec<Finding>) {
     let parsed = &skill.parsed;
     match parsed.name_from {
-        NameFrom::Frontmatter => {
+        NameFrom::Frontmatter | NameFrom::Coerced => {
             // A single-skill plugin's folder is its version folder (`1.0.0`):
             // there is no folder name to match.
             let own_folder = match &skill.plugin {
-                Some(plugin) if plugin.install_path == skill.dir => None,
+                Some(plugin) if plugin.install_path == *skill.dir => None,
                 _ => Some(folder_name(&skill.dir)),
             };
             let namespaced = skill.plugin.is_some();
@@ -94,7 +96,7 @@ fn name(skill: &Skill, out: &mut Vec<Finding>) {
 }
 
 fn description(skill: &Skill, out: &mut Vec<Finding>) {
-    let chars = skill.parsed.description_chars;
+    let chars = skill.parsed.description_chars();
     if chars == 0 {
         out.push(Finding::error(
             Code::DescriptionEmpty,
@@ -178,7 +180,7 @@ fn unknown_fields(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
 
 /// The scan read only the frontmatter; read everything once.
 fn whole_file(skill: &Skill, max_file_bytes: u64, out: &mut Vec<Finding>) {
-    match disk::read_text(&skill.file, max_file_bytes) {
+    match disk::read_text(&skill.file(), max_file_bytes) {
         Ok(text) => {
             let lines = text.lines().count();
             if lines > RECOMMENDED_MAX_LINES {

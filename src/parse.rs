@@ -9,6 +9,7 @@
 //! value) is repaired the way Claude Code does it and the parse retried; a skill
 //! loaded that way carries a warning.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use gray_matter::Pod;
@@ -25,28 +26,79 @@ pub struct Parsed {
     pub name: String,
     /// Where `name` came from.
     pub name_from: NameFrom,
-    /// One line, whitespace collapsed; may be empty (with a warning).
+    /// The frontmatter `description` exactly as YAML gives it (a `|` block
+    /// keeps its line breaks, a `>` block is folded as YAML folds it), or the
+    /// first paragraph of the body when the frontmatter has no usable one;
+    /// may be empty (with a warning). Shown on one line:
+    /// [`Parsed::one_line_description`].
     pub description: String,
+    /// Where `description` came from.
+    pub description_from: DescriptionFrom,
     /// Every frontmatter key but `name` and `description` (kept above), as JSON
     /// values (numbers stay numbers).
     pub fields: Map<String, Value>,
-    /// Characters in the frontmatter `description` as written (before it was
-    /// put on one line), for the specification's length limit.
-    pub description_chars: usize,
     /// Warnings about what had to be guessed or repaired.
     pub findings: Vec<Finding>,
+}
+
+impl Parsed {
+    /// The description on one line, whitespace collapsed, control characters
+    /// dropped: what listings, prompts and the tool description show.
+    pub fn one_line_description(&self) -> Cow<'_, str> {
+        one_line_cow(&self.description)
+    }
+
+    /// Characters in the frontmatter `description` as written (0 when the
+    /// frontmatter has no text there), for the specification's length limit.
+    pub fn description_chars(&self) -> usize {
+        match self.description_from {
+            DescriptionFrom::Frontmatter => self.description.trim().chars().count(),
+            DescriptionFrom::Coerced | DescriptionFrom::Body => 0,
+        }
+    }
+
+    /// Whether `name` and `description` are the frontmatter's own strings,
+    /// exactly as YAML gives them: only then can the frontmatter be shown as
+    /// it is written (the MCP skills extension's entries).
+    pub fn is_verbatim(&self) -> bool {
+        self.name_from == NameFrom::Frontmatter
+            && self.description_from == DescriptionFrom::Frontmatter
+    }
 }
 
 /// Where a skill's name came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NameFrom {
-    /// The frontmatter `name`.
+    /// The frontmatter `name`, a string, as written.
     Frontmatter,
+    /// The frontmatter `name`, but not a string as written: a number or a
+    /// boolean as text, or a quoted string with spaces around it, trimmed.
+    Coerced,
     /// The folder name: the frontmatter has no `name`.
     Folder,
     /// The folder name, because the frontmatter `name` was unusable (empty, a
     /// list); a `name-fallback` warning says so.
     Replaced,
+}
+
+impl NameFrom {
+    /// Whether the name is the folder's (or the plugin's), so that it
+    /// changes with the folder.
+    pub fn is_fallback(self) -> bool {
+        matches!(self, NameFrom::Folder | NameFrom::Replaced)
+    }
+}
+
+/// Where a skill's description came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DescriptionFrom {
+    /// The frontmatter `description`, a string.
+    Frontmatter,
+    /// The frontmatter `description`, a number or a boolean, as text.
+    Coerced,
+    /// The first paragraph of the body: the frontmatter has no usable
+    /// `description` (a warning says so).
+    Body,
 }
 
 /// Why a SKILL.md yields no skill.
@@ -211,15 +263,12 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         // An emptied map still holds its node; most skills have no other keys.
         fields = Map::new();
     }
-    let description_chars = match &raw_description {
-        Some(Value::String(text)) => text.trim().chars().count(),
-        _ => 0,
-    };
-    let description = match description_or_body(raw_description, body, complete) {
-        Some(Description::Given(text)) => text,
+    let (description, description_from) = match description_or_body(raw_description, body, complete)
+    {
+        Some(Description::Given(text, from)) => (text, from),
         Some(Description::FromBody { text, why }) => {
             findings.push(why.finding(text.is_empty()));
-            text
+            (text, DescriptionFrom::Body)
         }
         None => return Step::NeedMore,
     };
@@ -227,8 +276,8 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         name,
         name_from,
         description,
+        description_from,
         fields,
-        description_chars,
         findings,
     }))
 }
@@ -277,9 +326,11 @@ fn take_name(
     folder: &str,
     findings: &mut Vec<Finding>,
 ) -> Result<(String, NameFrom), Finding> {
-    let problem = match fields.remove("name").as_ref().map(scalar) {
+    let raw = fields.remove("name");
+    let problem = match raw.as_ref().map(scalar) {
         None | Some(Scalar::Null) => return Ok((folder.to_owned(), NameFrom::Folder)),
         Some(Scalar::Text(name)) => {
+            let written = name.as_str();
             let name = name.trim();
             if name.chars().any(char::is_control) {
                 return Err(Finding::error(
@@ -290,7 +341,12 @@ fn take_name(
                 .on_line(YAML_FIRST_LINE));
             }
             if !name.is_empty() {
-                return Ok((name.to_owned(), NameFrom::Frontmatter));
+                let from = if matches!(raw, Some(Value::String(_))) && written == name {
+                    NameFrom::Frontmatter
+                } else {
+                    NameFrom::Coerced
+                };
+                return Ok((name.to_owned(), from));
             }
             "`name` is empty"
         }
@@ -306,7 +362,7 @@ fn take_name(
 
 /// A skill's description, and where it came from.
 enum Description {
-    Given(String),
+    Given(String, DescriptionFrom),
     FromBody { text: String, why: NoDescription },
 }
 
@@ -338,19 +394,21 @@ impl NoDescription {
     }
 }
 
-/// The description on one line, or the first paragraph of `body` when there
+/// The description as written, or the first paragraph of `body` when there
 /// is none; `None` when the body seen so far is too short to tell.
 fn description_or_body(raw: Option<Value>, body: &str, complete: bool) -> Option<Description> {
-    let why = match raw.as_ref().map(scalar) {
-        Some(Scalar::Text(text)) => {
-            let text = one_line(&text);
-            if !text.is_empty() {
-                return Some(Description::Given(text));
-            }
-            NoDescription::Missing
+    let why = match raw {
+        Some(Value::String(text)) if !text.trim().is_empty() => {
+            return Some(Description::Given(text, DescriptionFrom::Frontmatter));
         }
-        Some(Scalar::Structured) => NoDescription::NotText,
-        None | Some(Scalar::Null) => NoDescription::Missing,
+        Some(other) => match scalar(&other) {
+            Scalar::Text(text) if !text.trim().is_empty() => {
+                return Some(Description::Given(text, DescriptionFrom::Coerced));
+            }
+            Scalar::Structured => NoDescription::NotText,
+            Scalar::Text(_) | Scalar::Null => NoDescription::Missing,
+        },
+        None => NoDescription::Missing,
     };
     if !complete && body.len() < BODY_FOR_DESCRIPTION {
         return None;
@@ -476,6 +534,26 @@ pub fn one_line(text: &str) -> String {
         out.extend(word.chars().filter(|c| !c.is_control()));
     }
     out
+}
+
+/// [`one_line`], without a copy when `text` is one line already (most
+/// descriptions are).
+pub fn one_line_cow(text: &str) -> Cow<'_, str> {
+    let mut previous_space = true;
+    let is_one_line = text.chars().all(|c| {
+        let fine = if c == ' ' {
+            !previous_space
+        } else {
+            !c.is_whitespace() && !c.is_control()
+        };
+        previous_space = c == ' ';
+        fine
+    }) && !previous_space;
+    if is_one_line || text.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(one_line(text))
+    }
 }
 
 /// The first paragraph of Markdown text that is not a heading or code, on one
@@ -604,8 +682,48 @@ mod tests {
     fn name_and_description_from_frontmatter() {
         let p = parse("---\nname: pdf\ndescription: Read  and\n  write PDFs\n---\n# PDF\n");
         assert_eq!(p.name, "pdf");
-        assert_eq!(p.description, "Read and write PDFs");
+        // As YAML folds a plain scalar: line breaks become spaces, the rest stays.
+        assert_eq!(p.description, "Read  and write PDFs");
+        assert_eq!(p.one_line_description(), "Read and write PDFs");
+        assert!(p.is_verbatim());
         assert!(p.findings.is_empty());
+    }
+
+    #[test]
+    fn block_scalars_are_kept_as_yaml_gives_them() {
+        let literal = parse("---\nname: x\ndescription: |\n  Line one.\n  Line two.\n---\n");
+        assert_eq!(literal.description, "Line one.\nLine two.\n");
+        assert_eq!(literal.one_line_description(), "Line one. Line two.");
+        let folded =
+            parse("---\nname: x\ndescription: >\n  Folded\n  text.\n\n  New paragraph.\n---\n");
+        assert_eq!(folded.description, "Folded text.\nNew paragraph.\n");
+        assert!(literal.is_verbatim() && folded.is_verbatim());
+    }
+
+    #[test]
+    fn a_quoted_name_with_spaces_around_it_is_trimmed_and_not_verbatim() {
+        let p = parse("---\nname: \" pdf \"\ndescription: d\n---\n");
+        assert_eq!((p.name.as_str(), p.name_from), ("pdf", NameFrom::Coerced));
+    }
+
+    #[test]
+    fn one_line_borrows_what_is_one_line_already() {
+        for text in ["", "a", "one line of text", "ünïcode ok"] {
+            assert!(matches!(one_line_cow(text), Cow::Borrowed(t) if t == text));
+        }
+        for (text, line) in [
+            (" a", "a"),
+            ("a ", "a"),
+            ("a  b", "a b"),
+            ("a\nb", "a b"),
+            ("a\tb", "a b"),
+            ("a\u{7}", "a"),
+        ] {
+            assert!(
+                matches!(one_line_cow(text), Cow::Owned(ref t) if t == line),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
@@ -618,6 +736,11 @@ mod tests {
     fn numbers_are_coerced_to_text() {
         let p = parse("---\nname: 123\ndescription: 4.5\n---\n");
         assert_eq!((p.name.as_str(), p.description.as_str()), ("123", "4.5"));
+        assert_eq!(
+            (p.name_from, p.description_from),
+            (NameFrom::Coerced, DescriptionFrom::Coerced)
+        );
+        assert!(!p.is_verbatim());
     }
 
     #[test]
@@ -710,7 +833,8 @@ mod tests {
     #[test]
     fn control_characters_are_dropped_from_descriptions() {
         let p = parse("---\nname: x\ndescription: \"red \\e[31mtext\\u0007\"\n---\n");
-        assert_eq!(p.description, "red [31mtext");
+        assert_eq!(p.description, "red \u{1b}[31mtext\u{7}");
+        assert_eq!(p.one_line_description(), "red [31mtext");
     }
 
     #[test]

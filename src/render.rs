@@ -2,6 +2,7 @@
 //! answers to calls (behaviour.md §5.2, §5.3, §9, §14). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::config::MAX_QUERY_CHARS;
@@ -43,11 +44,14 @@ pub fn tool_description(skills: &[Skill], budget: usize) -> String {
     }
     let entries: Vec<Entry> = skills
         .iter()
-        .map(|s| Entry {
-            name: &s.name,
-            description: s.description(),
-            name_chars: s.name.chars().count(),
-            description_chars: s.description().chars().count(),
+        .map(|s| {
+            let description = s.description();
+            Entry {
+                name: &s.name,
+                description_chars: description.chars().count(),
+                description,
+                name_chars: s.name.chars().count(),
+            }
         })
         .collect();
     let header = DESCRIPTION_HEADER.chars().count();
@@ -106,7 +110,7 @@ pub fn tool_description(skills: &[Skill], budget: usize) -> String {
 
 struct Entry<'a> {
     name: &'a str,
-    description: &'a str,
+    description: Cow<'a, str>,
     name_chars: usize,
     description_chars: usize,
 }
@@ -138,7 +142,7 @@ fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
             continue;
         }
         out.push_str(": ");
-        push_cut(&mut out, entry.description, entry.description_chars, cap);
+        push_cut(&mut out, &entry.description, entry.description_chars, cap);
     }
     if kept < entries.len() {
         out.push('\n');
@@ -207,7 +211,7 @@ pub fn not_found(query: &str, matches: &[&Skill], total: usize) -> String {
         if !description.is_empty() {
             out.push_str(": ");
             let chars = description.chars().count();
-            push_cut(&mut out, description, chars, MATCH_DESCRIPTION_CHARS);
+            push_cut(&mut out, &description, chars, MATCH_DESCRIPTION_CHARS);
         }
     }
     out.push_str("\nCall `skill` again with one of these names.");

@@ -15,6 +15,28 @@ use crate::config::Config;
 /// The names a skill's file may have, in the order they are looked for.
 pub const SKILL_FILES: [&str; 2] = ["SKILL.md", "skill.md"];
 
+/// Which of [`SKILL_FILES`] a skill's file is: one byte in each skill's
+/// record instead of a second path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SkillFile {
+    /// `SKILL.md`
+    Upper,
+    /// `skill.md`
+    Lower,
+}
+
+impl SkillFile {
+    /// Both, in the order they are looked for.
+    pub const ALL: [SkillFile; 2] = [SkillFile::Upper, SkillFile::Lower];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillFile::Upper => SKILL_FILES[0],
+            SkillFile::Lower => SKILL_FILES[1],
+        }
+    }
+}
+
 /// Where a root (and so a skill) comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

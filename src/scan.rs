@@ -10,9 +10,10 @@
 //! Parsing goes through a [`Cache`] keyed by path and checked against the
 //! file's [`Stamp`], so that a rescan of an unchanged tree opens no skill file.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::fs;
+use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
 use crate::disk::{self, FileId, ReadError, Stamp};
 use crate::parallel;
 use crate::parse::{self, ParseError, Parsed};
-use crate::roots::{self, Layout, Root, Source};
+use crate::roots::{Layout, Root, SkillFile, Source};
 
 /// Skill folders are looked for at most this many levels below a root.
 pub const MAX_DEPTH: usize = 4;
@@ -31,10 +32,11 @@ pub const MAX_DIRS: usize = 20_000;
 /// One skill found on disk, parsed.
 #[derive(Clone, Debug)]
 pub struct Found {
-    /// The skill folder, as reached from its root (symlinks not resolved).
-    pub dir: PathBuf,
+    /// The skill folder, as reached from its root (symlinks not resolved);
+    /// the same allocation from scan to scan while the skill is there.
+    pub dir: Arc<Path>,
     /// Its `SKILL.md` (or `skill.md`).
-    pub file: PathBuf,
+    pub file_name: SkillFile,
     /// Index of the root it was found in.
     pub root: usize,
     pub parsed: Arc<Parsed>,
@@ -57,6 +59,10 @@ pub struct Scan {
     /// Skill folders whose `SKILL.md` exists but could not be loaded, with
     /// the reason: a call naming one says why (behaviour.md §12).
     pub failed: Vec<Failed>,
+    /// Hidden folders the walk skipped (but `.git`), with the index of their
+    /// root: `list` and `check` count the skills in them ([`hidden_skills`]),
+    /// the server never looks.
+    pub hidden: Vec<(PathBuf, usize)>,
 }
 
 /// A skill folder that holds a `SKILL.md` the scan could not load.
@@ -80,14 +86,70 @@ pub struct Dirs {
     /// skills the scan loaded (those are in the snapshot already): folders
     /// with a broken `SKILL.md`, duplicates, and folders at the depth limit.
     pub other_skill_dirs: Vec<PathBuf>,
+    /// `SKILL.md` files that are symlinks, with the version of what they led
+    /// to when the scan looked (`None`: nothing, a dangling link). Their
+    /// targets may lie in folders nobody watches: the server checks these
+    /// with a `stat` at each interval rather than rescanning everything.
+    pub links: Vec<(PathBuf, Option<Stamp>)>,
 }
 
-/// Parsed frontmatter (or the reason it failed) by path, valid while the
-/// file's [`Stamp`] is unchanged.
+/// Parsed frontmatter (or the reason it failed) by skill folder, valid while
+/// the file's [`Stamp`] is unchanged.
 #[derive(Debug, Default)]
 pub struct Cache {
-    /// Keyed by the path's bytes: hashing a `Path` walks its components.
-    entries: HashMap<OsString, (Stamp, Outcome)>,
+    entries: HashMap<DirKey, Cached>,
+}
+
+/// What the cache knows of one skill folder.
+#[derive(Debug)]
+struct Cached {
+    file_name: SkillFile,
+    stamp: Stamp,
+    outcome: Outcome,
+}
+
+/// A skill folder's path as a cache key: hashed and compared as bytes
+/// (hashing a `Path` walks its components), and shared with the skill the
+/// snapshot serves from it.
+#[derive(Debug, Clone)]
+struct DirKey(Arc<Path>);
+
+impl DirKey {
+    fn bytes(&self) -> &[u8] {
+        self.0.as_os_str().as_encoded_bytes()
+    }
+}
+
+impl Hash for DirKey {
+    // The same as the hash of the bytes, as `Borrow<[u8]>` requires.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.bytes().hash(state);
+    }
+}
+
+impl PartialEq for DirKey {
+    fn eq(&self, other: &DirKey) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for DirKey {}
+
+impl Borrow<[u8]> for DirKey {
+    fn borrow(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+impl Cache {
+    /// How many skill folders it knows.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// What parsing one SKILL.md gave (shared: the cache and the scan both hold it).
@@ -106,13 +168,17 @@ pub fn scan(roots: &[Root], max_file_bytes: u64, cache: &mut Cache) -> Scan {
 /// Step 1: walk every root. The same file reached through another path (a
 /// symlink into another root, say) is kept once, at its first (highest) place.
 fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
-    let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
-    let mut hits = Vec::new();
+    // The index of the hit that has the file.
+    let mut seen: HashMap<FileId, usize> = HashMap::new();
+    let mut hits: Vec<(usize, Hit)> = Vec::new();
     for (index, root) in roots.iter().enumerate() {
         let walked = Walker::walk(root);
         out.diagnostics.extend(walked.diagnostics);
         out.dirs.listed.extend(walked.listed);
         out.dirs.other_skill_dirs.extend(walked.other_skill_dirs);
+        out.dirs.links.extend(walked.links);
+        out.hidden
+            .extend(walked.hidden.into_iter().map(|dir| (dir, index)));
         out.failed
             .extend(walked.failed.into_iter().map(|(dir, diagnostic)| Failed {
                 dir,
@@ -129,23 +195,23 @@ fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
                 continue;
             }
             if cfg!(unix)
-                && let Some(first) = seen.get(&hit.stamp.id())
+                && let Some(&first) = seen.get(&hit.stamp.id())
             {
                 out.diagnostics.push(
                     Finding::note(
                         Code::SameFile,
                         format!(
                             "the same SKILL.md as {}, which is loaded from there",
-                            first.display()
+                            hits[first].1.file().display()
                         ),
                         "nothing to do, unless you meant to have two different skills",
                     )
-                    .at(&hit.file),
+                    .at(hit.file()),
                 );
                 out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }
-            seen.insert(hit.stamp.id(), hit.file.clone());
+            seen.insert(hit.stamp.id(), hits.len());
             hits.push((index, hit));
         }
     }
@@ -170,46 +236,57 @@ fn unusable_path(dir: &Path) -> Option<Finding> {
     ))
 }
 
-/// Step 2: reuse the parse of every unchanged file; parse the others.
+/// Step 2: reuse the parse of every unchanged file; parse the others. Each
+/// skill folder comes with its path as the cache held it when it did (so
+/// that the snapshot, the cache and the watcher keep sharing one copy), or
+/// as a new shared path.
 fn parse_all(
     roots: &[Root],
     hits: &[(usize, Hit)],
     max_file_bytes: u64,
     cache: &mut Cache,
     files_parsed: &mut usize,
-) -> Vec<Outcome> {
-    let mut outcomes: Vec<Option<Outcome>> = hits
+) -> Vec<(Arc<Path>, Outcome)> {
+    let mut outcomes: Vec<(Arc<Path>, Option<Outcome>)> = hits
         .iter()
         .map(|(index, hit)| {
-            let (stamp, outcome) = cache.entries.remove(hit.file.as_os_str())?;
-            let still_valid = stamp == hit.stamp
-                && match &outcome {
+            let Some((key, cached)) = cache
+                .entries
+                .remove_entry(hit.dir.as_os_str().as_encoded_bytes())
+            else {
+                return (Arc::from(hit.dir.as_path()), None);
+            };
+            let still_valid = cached.stamp == hit.stamp
+                && cached.file_name == hit.file_name
+                && match &cached.outcome {
                     // A name taken from the folder (or plugin) depends on more
                     // than the file.
                     Ok(parsed) => {
-                        parsed.name_from == parse::NameFrom::Frontmatter
+                        !parsed.name_from.is_fallback()
                             || parsed.name == fallback_name(&roots[*index], &hit.dir)
                     }
                     Err(err) => !err.is_passing(),
                 };
-            still_valid.then_some(outcome)
+            (key.0, still_valid.then_some(cached.outcome))
         })
         .collect();
-    let todo: Vec<usize> = (0..hits.len()).filter(|&i| outcomes[i].is_none()).collect();
+    let todo: Vec<usize> = (0..hits.len())
+        .filter(|&i| outcomes[i].1.is_none())
+        .collect();
     *files_parsed = todo.len();
     let parse_one = |i: usize| {
         let (index, hit) = &hits[i];
         let fallback = fallback_name(&roots[*index], &hit.dir);
-        parse::read_frontmatter(&hit.file, &fallback, max_file_bytes)
+        parse::read_frontmatter(&hit.file(), &fallback, max_file_bytes)
             .map(Arc::new)
             .map_err(Arc::new)
     };
     for (i, outcome) in in_parallel(&todo, parse_one) {
-        outcomes[i] = Some(outcome);
+        outcomes[i].1 = Some(outcome);
     }
     outcomes
         .into_iter()
-        .map(|o| o.expect("every file was parsed or found in the cache"))
+        .map(|(dir, o)| (dir, o.expect("every file was parsed or found in the cache")))
         .collect()
 }
 
@@ -217,20 +294,24 @@ fn parse_all(
 fn assemble(
     roots: &[Root],
     hits: Vec<(usize, Hit)>,
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<(Arc<Path>, Outcome)>,
     cache: &mut Cache,
     out: &mut Scan,
 ) {
     out.per_root = vec![0; roots.len()];
+    out.skills.reserve(hits.len());
     let mut next_cache = HashMap::with_capacity(hits.len());
-    for ((index, hit), outcome) in hits.into_iter().zip(outcomes) {
+    for ((index, hit), (dir, outcome)) in hits.into_iter().zip(outcomes) {
         match &outcome {
             Ok(parsed) => {
-                out.diagnostics
-                    .extend(parsed.findings.iter().map(|f| f.clone().at(&hit.file)));
+                if !parsed.findings.is_empty() {
+                    let file = hit.file();
+                    out.diagnostics
+                        .extend(parsed.findings.iter().map(|f| f.clone().at(&file)));
+                }
                 out.skills.push(Found {
-                    dir: hit.dir,
-                    file: hit.file.clone(),
+                    dir: Arc::clone(&dir),
+                    file_name: hit.file_name,
                     root: index,
                     parsed: Arc::clone(parsed),
                 });
@@ -239,11 +320,11 @@ fn assemble(
             // Deleted or renamed between the walk and the read: not a
             // problem of the file, and the next scan will not find it.
             Err(err) if matches!(&**err, ParseError::Read(read) if read.is_gone()) => {
-                tracing::debug!("{} vanished during the scan", hit.file.display());
+                tracing::debug!("{} vanished during the scan", hit.file().display());
                 continue;
             }
             Err(err) => {
-                let diagnostic = err.finding().at(&hit.file);
+                let diagnostic = err.finding().at(hit.file());
                 out.diagnostics.push(diagnostic.clone());
                 out.failed.push(Failed {
                     dir: hit.dir.clone(),
@@ -253,7 +334,12 @@ fn assemble(
                 out.dirs.other_skill_dirs.push(hit.dir);
             }
         }
-        next_cache.insert(hit.file.into_os_string(), (hit.stamp, outcome));
+        let cached = Cached {
+            file_name: hit.file_name,
+            stamp: hit.stamp,
+            outcome,
+        };
+        next_cache.insert(DirKey(dir), cached);
     }
     cache.entries = next_cache;
 }
@@ -299,8 +385,14 @@ pub fn folder_name(dir: &Path) -> String {
 /// A `SKILL.md` the walk found, before parsing.
 struct Hit {
     dir: PathBuf,
-    file: PathBuf,
+    file_name: SkillFile,
     stamp: Stamp,
+}
+
+impl Hit {
+    fn file(&self) -> PathBuf {
+        self.dir.join(self.file_name.as_str())
+    }
 }
 
 /// A directory waiting to be read, with the identities of the directories on
@@ -320,6 +412,8 @@ struct Walked {
     other_skill_dirs: Vec<PathBuf>,
     /// Skill folders with a `SKILL.md` that cannot be used.
     failed: Vec<(PathBuf, Diagnostic)>,
+    links: Vec<(PathBuf, Option<Stamp>)>,
+    hidden: Vec<PathBuf>,
     /// The root does not exist.
     missing: bool,
 }
@@ -405,11 +499,13 @@ impl<'a> Walker<'a> {
             return None;
         }
         if root.layout != Layout::Folders {
-            match probe(&root.path, None, self.fence) {
-                Probe::Skill(file, stamp) => {
+            let Probed { probe: found, link } = probe(&root.path, None, self.fence);
+            self.out.links.extend(link);
+            match found {
+                Probe::Skill(file_name, stamp) => {
                     self.out.hits.push(Hit {
                         dir: root.path.clone(),
-                        file,
+                        file_name,
                         stamp,
                     });
                     return None;
@@ -467,7 +563,7 @@ impl<'a> Walker<'a> {
     fn visit(&mut self, frame: Frame) -> Vec<Frame> {
         self.dirs_read += 1;
         self.out.listed.push(frame.path.clone());
-        let children = match read_children(&frame, self.fence, &mut self.out.diagnostics) {
+        let children = match read_children(&frame, self.fence, &mut self.out) {
             Ok(children) => children,
             // Deleted since its parent was listed.
             Err(err) if disk::is_gone(&err) => return Vec::new(),
@@ -479,15 +575,16 @@ impl<'a> Walker<'a> {
         let depth = frame.depth + 1;
         let mut deeper = Vec::new();
         let probes = probe_all(&frame, &children, self.fence);
-        for ((path, id), probed) in children.iter().cloned().zip(probes) {
+        for ((path, id), Probed { probe: found, link }) in children.into_iter().zip(probes) {
             if cfg!(unix) && frame.ancestors.contains(&id) {
                 self.out.diagnostics.push(symlink_loop().at(&path));
                 continue;
             }
-            match probed {
-                Probe::Skill(file, stamp) => self.out.hits.push(Hit {
+            self.out.links.extend(link);
+            match found {
+                Probe::Skill(file_name, stamp) => self.out.hits.push(Hit {
                     dir: path,
-                    file,
+                    file_name,
                     stamp,
                 }),
                 Probe::Broken(diagnostic) => self.broken(path, diagnostic),
@@ -569,7 +666,7 @@ const PARENT_FROM: usize = 8;
 /// [`probe`] of every child of `frame`, in order. One `stat` per child; a
 /// folder of thousands of skills spreads them over threads (the rescan of an
 /// unchanged 10,000-skill tree is mostly these).
-fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Path>) -> Vec<Probe> {
+fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Path>) -> Vec<Probed> {
     // Worth an extra open only when there are children to look up.
     let parent = if children.len() >= PARENT_FROM {
         Parent::open(&frame.path)
@@ -582,9 +679,16 @@ fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Path>
     probes.into_iter().map(|(_, probed)| probed).collect()
 }
 
+/// What a directory turned out to be, and whether its `SKILL.md` is a
+/// symlink (with what it led to: see [`Dirs::links`]).
+struct Probed {
+    probe: Probe,
+    link: Option<(PathBuf, Option<Stamp>)>,
+}
+
 /// What a directory turned out to be.
 enum Probe {
-    Skill(PathBuf, Stamp),
+    Skill(SkillFile, Stamp),
     /// It has a `SKILL.md` that cannot be used; it is still a skill folder, so
     /// the walk does not look inside it.
     Broken(Diagnostic),
@@ -597,29 +701,42 @@ enum Probe {
 /// Each name costs one `lstat` when it is absent, as it is in every folder
 /// that is not a skill; a symlink is then followed with a `stat` (and, with a
 /// `fence`, resolved to check that it stays inside).
-fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
-    for name in roots::SKILL_FILES {
+fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probed {
+    for file_name in SkillFile::ALL {
+        let name = file_name.as_str();
         let file = dir.join(name);
+        let mut link = None;
         let status = match lookup(dir, parent, name, false) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
             Ok((Kind::Symlink, _)) => {
+                let followed = lookup(dir, parent, name, true);
+                link = Some((
+                    file.clone(),
+                    followed.as_ref().ok().map(|(_, stamp)| *stamp),
+                ));
                 if let Some(fence) = fence
                     && let Err(outside) = contained(&file, fence)
                     && file.exists()
                 {
-                    return Probe::Broken(outside);
+                    return Probed {
+                        probe: Probe::Broken(outside),
+                        link,
+                    };
                 }
-                match lookup(dir, parent, name, true) {
+                match followed {
                     Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                        return Probe::Broken(dangling(&file, Severity::Error));
+                        return Probed {
+                            probe: Probe::Broken(dangling(&file, Severity::Error)),
+                            link,
+                        };
                     }
                     followed => followed,
                 }
             }
             other => other,
         };
-        return match status {
-            Ok((Kind::File, stamp)) => Probe::Skill(file, stamp),
+        let probe = match status {
+            Ok((Kind::File, stamp)) => Probe::Skill(file_name, stamp),
             // The folder went away since it was listed.
             Err(err) if disk::is_gone(&err) => Probe::NotSkill,
             Ok(_) => Probe::Broken(ReadError::NotRegular.finding().at(file)),
@@ -629,8 +746,12 @@ fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
             }
             Err(err) => Probe::Broken(ReadError::Io(err).finding().at(file)),
         };
+        return Probed { probe, link };
     }
-    Probe::NotSkill
+    Probed {
+        probe: Probe::NotSkill,
+        link: None,
+    }
 }
 
 /// What a path is, as far as `probe` cares.
@@ -775,19 +896,72 @@ pub fn is_skipped(name: &std::ffi::OsStr) -> bool {
     disk::is_private(name.as_encoded_bytes())
 }
 
+/// Whether a skipped entry is a hidden folder that may hold skills (as
+/// `openai/skills` keeps its own in `.curated/` and `.system/`): not `.git`,
+/// whose objects are never skills.
+fn is_hidden_folder(name: &std::ffi::OsStr, entry: &fs::DirEntry) -> bool {
+    let name = name.as_encoded_bytes();
+    name.starts_with(b".")
+        && name != b".git"
+        && entry
+            .file_type()
+            .is_ok_and(|kind| kind.is_dir() || (kind.is_symlink() && entry.path().is_dir()))
+}
+
+/// A note for each of the `hidden` folders of a scan of `roots` that holds
+/// skills, saying how many and how to serve them. Each folder is walked as a
+/// skills folder of its own, with the walk's rules and bounds: this is for
+/// `list` and `check`, which a person runs; the server never pays for it.
+pub fn hidden_skills(roots: &[Root], hidden: &[(PathBuf, usize)]) -> Vec<Diagnostic> {
+    let mut notes = Vec::new();
+    let mut hidden: Vec<&(PathBuf, usize)> = hidden.iter().collect();
+    hidden.sort();
+    for (dir, index) in hidden {
+        let mut root = roots[*index].clone();
+        root.path = dir.clone();
+        root.layout = Layout::Folders;
+        let walked = Walker::walk(&root);
+        let count = walked.hits.len() + walked.failed.len();
+        if count == 0 {
+            continue;
+        }
+        let (files, are, them) = if count == 1 {
+            ("file", "is", "it")
+        } else {
+            ("files", "are", "them")
+        };
+        notes.push(
+            Finding::note(
+                Code::HiddenSkills,
+                format!("{count} SKILL.md {files} below this hidden folder {are} not served: the scan skips hidden folders"),
+                format!("to serve {them}, pass --skills-dir {}", dir.display()),
+            )
+            .at(dir),
+        );
+    }
+    notes
+}
+
 /// The sub-directories of `frame` worth visiting, sorted by name, each with
 /// its identity. Symlinks to directories are followed (with a `fence`, only
 /// when they stay inside it); broken ones reported.
 fn read_children(
     frame: &Frame,
     fence: Option<&Path>,
-    diagnostics: &mut Vec<Diagnostic>,
+    out: &mut Walked,
 ) -> io::Result<Vec<(PathBuf, FileId)>> {
+    let diagnostics = &mut out.diagnostics;
     let parent = frame.ancestors.last().copied().unwrap_or_default();
     let mut children = Vec::new();
     for entry in fs::read_dir(&frame.path)? {
         let Ok(entry) = entry else { continue };
-        if is_skipped(&entry.file_name()) {
+        let name = entry.file_name();
+        if is_skipped(&name) {
+            // Counted by `list` and `check` only (`hidden_skills`): a name
+            // and, rarely, a type check here.
+            if is_hidden_folder(&name, &entry) {
+                out.hidden.push(entry.path());
+            }
             continue;
         }
         let Ok(kind) = entry.file_type() else {

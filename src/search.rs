@@ -591,7 +591,7 @@ impl Part {
                 });
             }
             let mut length = name_words * NAME_WEIGHT;
-            words(skill.description(), &mut buffer, |word| {
+            words(&skill.parsed.description, &mut buffer, |word| {
                 length += u32::from(add(word, 1, false).is_some());
             });
             ends.push(pairs.len() as u32);

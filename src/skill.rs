@@ -1,12 +1,17 @@
 //! [`Skill`]: a skill as served, the record every layer above the scan
 //! shares (the snapshot indexes it, answers read it, the server lists it).
+//!
+//! There is one per skill, so it is kept small (about 100 bytes and the
+//! texts): the folder is one shared path (the scan's cache, the watcher and
+//! the files cache hold the same allocation), the file is the folder and a
+//! name, and what is the same for every skill of a root is shared.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::parse::Parsed;
-use crate::roots::{Plugin, Source};
+use crate::roots::{Plugin, SkillFile, Source};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -14,9 +19,9 @@ pub struct Skill {
     /// The name the model types (behaviour.md §2).
     pub name: String,
     /// The skill folder: the `Base directory` of a call.
-    pub dir: PathBuf,
-    /// The SKILL.md read at call time.
-    pub file: PathBuf,
+    pub dir: Arc<Path>,
+    /// The name of its file in `dir` ([`Skill::file`]).
+    pub file_name: SkillFile,
     pub source: Source,
     /// The root the skill was found in (shared by all its skills).
     pub root: Arc<Path>,
@@ -28,15 +33,20 @@ pub struct Skill {
 }
 
 impl Skill {
-    /// One line, whitespace collapsed.
-    pub fn description(&self) -> &str {
-        &self.parsed.description
+    /// The SKILL.md read at call time.
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(self.file_name.as_str())
+    }
+
+    /// The description on one line, whitespace collapsed.
+    pub fn description(&self) -> Cow<'_, str> {
+        self.parsed.one_line_description()
     }
 
     /// Whether `path` (a listed file, relative to the skill folder) is the
     /// skill's own `SKILL.md`.
     pub fn is_own_file(&self, path: &str) -> bool {
-        self.file.file_name().is_some_and(|name| name == path)
+        self.file_name.as_str() == path
     }
 
     /// The part of the name after the last `:` (the whole name when there is none).
@@ -48,7 +58,7 @@ impl Skill {
     /// is a version folder (`1.0.0`), the plugin's name.
     pub fn folder(&self) -> Cow<'_, str> {
         match &self.plugin {
-            Some(plugin) if plugin.install_path == self.dir => Cow::Borrowed(&plugin.name),
+            Some(plugin) if plugin.install_path == *self.dir => Cow::Borrowed(&plugin.name),
             _ => self
                 .dir
                 .file_name()
@@ -63,8 +73,8 @@ impl Skill {
     pub(crate) fn for_test(name: &str, description: &str) -> Skill {
         Skill {
             name: name.into(),
-            dir: format!("/skills/{name}").into(),
-            file: format!("/skills/{name}/SKILL.md").into(),
+            dir: Path::new(&format!("/skills/{name}")).into(),
+            file_name: SkillFile::Upper,
             source: Source::User,
             root: Path::new("/skills").into(),
             plugin: None,
@@ -73,8 +83,8 @@ impl Skill {
                 name: name.into(),
                 name_from: crate::parse::NameFrom::Frontmatter,
                 description: description.into(),
+                description_from: crate::parse::DescriptionFrom::Frontmatter,
                 fields: Default::default(),
-                description_chars: description.chars().count(),
                 findings: Vec::new(),
             }),
         }

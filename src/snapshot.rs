@@ -7,9 +7,13 @@
 //! other is kept as shadowed (with a diagnostic) so that `list --all` and
 //! `check` can show it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+use hashbrown::HashTable;
 
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
@@ -49,18 +53,19 @@ struct Index {
     skills: Vec<Skill>,
     shadowed: Vec<Shadowed>,
     /// Lowercased full name → index in `skills`.
-    by_name: HashMap<String, usize>,
+    by_name: Names,
     /// Lowercased short names and folder names that differ from the full
     /// name → indexes in `skills`.
-    by_short: HashMap<String, Vec<usize>>,
+    by_short: Names,
     /// The words of names and descriptions, for the search on a miss: built
     /// on first use ([`Snapshot::prepare_search`]), once per index.
     search: OnceLock<SearchIndex>,
     /// The `shadowed` diagnostics.
     shadowing: Vec<Diagnostic>,
-    /// What the index was built from: per skill found, its root and the
-    /// address of its parsed frontmatter (shared through the scan's cache).
-    fingerprint: Vec<(usize, usize)>,
+    /// What the index was built from: the skills found per root, and the
+    /// address of each one's parsed frontmatter (shared through the scan's
+    /// cache), in order.
+    fingerprint: (Vec<usize>, Vec<usize>),
 }
 
 /// The immutable result of one scan.
@@ -78,6 +83,9 @@ pub struct Snapshot {
     pub files_parsed: usize,
     /// The directories the scan looked at (what the watcher watches).
     pub dirs: Dirs,
+    /// Hidden folders the scan skipped, with the index of their root (for
+    /// [`scan::hidden_skills`]).
+    pub hidden: Vec<(PathBuf, usize)>,
     /// Skill folders whose `SKILL.md` could not be loaded, by the lowercased
     /// name a call would use for them (the folder name, `plugin:folder` for
     /// plugin skills).
@@ -98,6 +106,7 @@ impl Snapshot {
             files_parsed,
             dirs,
             failed,
+            hidden,
         } = scan;
         let failed = failed
             .into_iter()
@@ -107,10 +116,11 @@ impl Snapshot {
                 (name.to_lowercase(), f)
             })
             .collect();
-        let fingerprint: Vec<(usize, usize)> = found
+        let addresses = found
             .iter()
-            .map(|f| (f.root, Arc::as_ptr(&f.parsed) as usize))
+            .map(|f| Arc::as_ptr(&f.parsed) as usize)
             .collect();
+        let fingerprint = (per_root.clone(), addresses);
         // The previous snapshot holds its parsed files, so an equal address
         // is the same allocation: the same file, unchanged.
         let index = match previous {
@@ -131,6 +141,7 @@ impl Snapshot {
             files_parsed,
             dirs,
             failed,
+            hidden,
         }
     }
 
@@ -168,18 +179,21 @@ impl Snapshot {
 
     /// The skill whose full name is `lowercase_name`.
     pub fn by_name(&self, lowercase_name: &str) -> Option<&Skill> {
-        let index = &self.index;
-        index.by_name.get(lowercase_name).map(|&i| &index.skills[i])
+        let skills = &self.index.skills;
+        self.index
+            .by_name
+            .find(skills, lowercase_name)
+            .next()
+            .map(|i| &skills[i])
     }
 
-    /// Skills whose short name or folder name is `lowercase_name`.
+    /// Skills whose short name or folder name is `lowercase_name`, in
+    /// display order.
     pub fn by_short_name(&self, lowercase_name: &str) -> Vec<&Skill> {
-        let index = &self.index;
-        index
-            .by_short
-            .get(lowercase_name)
-            .map(|indexes| indexes.iter().map(|&i| &index.skills[i]).collect())
-            .unwrap_or_default()
+        let skills = &self.index.skills;
+        let mut found: Vec<usize> = self.index.by_short.find(skills, lowercase_name).collect();
+        found.sort_unstable();
+        found.into_iter().map(|i| &skills[i]).collect()
     }
 
     /// Up to `limit` skills whose names and descriptions match `query`
@@ -223,7 +237,7 @@ impl Snapshot {
 }
 
 impl Index {
-    fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
+    fn build(roots: &[Root], found: Vec<Found>, fingerprint: (Vec<usize>, Vec<usize>)) -> Index {
         let Collisions {
             mut winners,
             shadowed,
@@ -232,15 +246,18 @@ impl Index {
         winners.sort_by(|(a_key, a), (b_key, b)| {
             (a.source, a_key, &a.name).cmp(&(b.source, b_key, &b.name))
         });
-        let mut skills = Vec::with_capacity(winners.len());
-        let mut by_name = HashMap::with_capacity(winners.len());
-        let mut by_short: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, (key, skill)) in winners.into_iter().enumerate() {
-            for other in other_names(&skill, &key) {
-                by_short.entry(other).or_default().push(index);
-            }
-            by_name.insert(key, index);
-            skills.push(skill);
+        let mut by_name = Names::with_capacity(winners.len());
+        let mut by_short = Names::default();
+        let mut others = Vec::new();
+        for (index, (key, skill)) in winners.iter().enumerate() {
+            others.extend(other_names(skill, key).map(|variant| (index, variant)));
+        }
+        let skills: Vec<Skill> = winners.into_iter().map(|(_, skill)| skill).collect();
+        for index in 0..skills.len() {
+            by_name.insert(&skills, index, Variant::Full);
+        }
+        for (index, variant) in others {
+            by_short.insert(&skills, index, variant);
         }
         Index {
             search: OnceLock::new(),
@@ -252,6 +269,72 @@ impl Index {
             fingerprint,
         }
     }
+}
+
+/// Skills by one of their names, lowercased, without a copy of the names:
+/// each entry is a skill's index and which of its names it stands for,
+/// placed by the hash of that name lowercased; a lookup lowercases the
+/// skills' names as it compares them. (A map of lowercased names to
+/// indexes cost about 75 bytes a skill; this, 5.)
+#[derive(Debug, Default)]
+struct Names(HashTable<(u32, Variant)>);
+
+/// Which of a skill's names an entry of [`Names`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    Full,
+    Short,
+    Folder,
+}
+
+impl Variant {
+    fn of(self, skill: &Skill) -> Cow<'_, str> {
+        match self {
+            Variant::Full => Cow::Borrowed(&skill.name),
+            Variant::Short => Cow::Borrowed(skill.short_name()),
+            Variant::Folder => skill.folder(),
+        }
+    }
+}
+
+impl Names {
+    fn with_capacity(capacity: usize) -> Names {
+        Names(HashTable::with_capacity(capacity))
+    }
+
+    /// Adds the name `variant` of `skills[index]`.
+    fn insert(&mut self, skills: &[Skill], index: usize, variant: Variant) {
+        let hash = lowercase_hash(&variant.of(&skills[index]));
+        let index = u32::try_from(index).expect("fewer than 4 billion skills");
+        self.0.insert_unique(hash, (index, variant), |&(i, v)| {
+            lowercase_hash(&v.of(&skills[i as usize]))
+        });
+    }
+
+    /// The indexes of the skills whose name of the entry's kind is
+    /// `lowercase_name` once lowercased.
+    fn find<'a>(
+        &'a self,
+        skills: &'a [Skill],
+        lowercase_name: &'a str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.0
+            .iter_hash(lowercase_hash(lowercase_name))
+            .filter(move |&&(index, variant)| {
+                lowercase_equals(&variant.of(&skills[index as usize]), lowercase_name)
+            })
+            .map(|&(index, _)| index as usize)
+    }
+}
+
+/// The hash of `text` lowercased, computed without lowercasing it into a
+/// new string; the same for every `Names` (a fixed seed).
+fn lowercase_hash(text: &str) -> u64 {
+    let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        hasher.write_u32(c as u32);
+    }
+    hasher.finish()
 }
 
 /// The skills found, with name collisions settled: the first skill of a
@@ -278,7 +361,7 @@ impl Collisions {
             let skill = Skill {
                 name: full_name(&found.parsed.name, root.plugin.as_deref()),
                 dir: found.dir,
-                file: found.file,
+                file_name: found.file_name,
                 source: root.source,
                 root: Arc::clone(&root_paths[found.root]),
                 plugin: root.plugin.clone(),
@@ -289,10 +372,10 @@ impl Collisions {
             match taken.get(&key) {
                 Some(&winner) => {
                     let winner = &winners[winner].1;
-                    shadowing.push(shadow_finding(&skill, winner).at(&skill.file));
+                    shadowing.push(shadow_finding(&skill, winner).at(skill.file()));
                     shadowed.push(Shadowed {
                         skill,
-                        by: winner.file.clone(),
+                        by: winner.file(),
                     });
                 }
                 None => {
@@ -309,19 +392,26 @@ impl Collisions {
     }
 }
 
-/// The lowercased short name and folder name of `skill` (whose lowercased
-/// full name is `key`), each only when it differs from the names before it:
-/// an exact full name is found by `by_name` first anyway.
-fn other_names(skill: &Skill, key: &str) -> impl Iterator<Item = String> {
+/// Which of the short name and folder name of `skill` (whose lowercased
+/// full name is `key`) to index, each only when it differs from the names
+/// before it: an exact full name is found by `by_name` first anyway.
+fn other_names(skill: &Skill, key: &str) -> impl Iterator<Item = Variant> + use<> {
     let short = skill.short_name();
-    let short_key = (short.len() != skill.name.len()).then(|| short.to_lowercase());
+    let has_short = short.len() != skill.name.len();
     let folder = skill.folder();
-    let folder_is_new = !lowercase_equals(&folder, key)
-        && short_key
-            .as_deref()
-            .is_none_or(|s| !lowercase_equals(&folder, s));
-    let folder_key = folder_is_new.then(|| folder.to_lowercase());
-    short_key.into_iter().chain(folder_key)
+    let folder_is_new =
+        !(lowercase_equals(&folder, key) || has_short && same_ignoring_case(&folder, short));
+    has_short
+        .then_some(Variant::Short)
+        .into_iter()
+        .chain(folder_is_new.then_some(Variant::Folder))
+}
+
+/// Whether `a` and `b` are equal once lowercased, without allocating.
+fn same_ignoring_case(a: &str, b: &str) -> bool {
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
 }
 
 /// Whether `text` lowercased is `lower`, without allocating.
@@ -353,7 +443,7 @@ fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
             "skill '{}' is hidden by '{}' at {} ({why})",
             loser.name,
             winner.name,
-            winner.file.display(),
+            winner.file().display(),
         ),
         "rename one of them (names compare case-insensitively) or delete the copy you do not want",
     )

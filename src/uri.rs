@@ -7,16 +7,21 @@
 //! Every segment is percent-encoded but for the unreserved characters
 //! (letters, digits, `-._~`), so any name and any file name make a valid URI.
 //!
-//! Also here: whether a skill may be listed by `skills/list`. The skills
-//! extension holds names to a rule the `skill` tool does not (lowercase
-//! letters, digits and single hyphens, at most 64 characters), and rmcp
-//! refuses a whole `skills/list` page that holds one entry breaking it; so
-//! the server leaves such skills out and `skillserve check` says which, both
-//! asking rmcp's own validator.
+//! Also here: whether a skill may be listed by `skills/list`. An entry
+//! shows the skill's frontmatter exactly as written, and the skills
+//! extension requires a `name` and a `description` there and holds names to
+//! a rule the `skill` tool does not (lowercase letters, digits and single
+//! hyphens, at most 64 characters); rmcp refuses a whole `skills/list` page
+//! that holds one entry breaking it. So the server leaves out skills whose
+//! frontmatter lacks either (the tool serves them with a name from the
+//! folder, a description from the body) or whose name breaks the rule, and
+//! `skillserve check` says which, both asking this module (and for names,
+//! rmcp's own validator).
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{Skill as SpecSkill, SkillFrontmatter, SkillResources};
 
+use crate::parse::{DescriptionFrom, NameFrom};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::spec;
@@ -108,12 +113,57 @@ pub fn locate<'a>(snapshot: &'a Snapshot, uri: &str) -> Option<(&'a Skill, Strin
     })
 }
 
-/// Why the skills extension cannot list `skill`, in rmcp's words, or `None`
-/// when it can. Its entry would carry the skill's `SKILL.md` URI and its
-/// frontmatter `name`: the name must follow the rule above and equal the
+/// Why the skills extension cannot list a skill, and what would let it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unlistable {
+    pub why: String,
+    pub fix: String,
+}
+
+/// Why the skills extension cannot list `skill`, or `None` when it can. Its
+/// entry would carry the skill's `SKILL.md` URI and its frontmatter as
+/// written, whose `name` and `description` must be text; the name must
+/// follow the rule above (in rmcp's words when it does not) and equal the
 /// URI's last segment.
-pub fn unlistable(skill: &Skill) -> Option<String> {
-    let name = skill.parsed.name.as_str();
+pub fn unlistable(skill: &Skill) -> Option<Unlistable> {
+    let parsed = &skill.parsed;
+    let not_written = |why: &str, fix: String| {
+        Some(Unlistable {
+            why: format!("{why}, and an entry shows the frontmatter as written"),
+            fix,
+        })
+    };
+    match parsed.name_from {
+        NameFrom::Frontmatter => {}
+        NameFrom::Folder | NameFrom::Replaced => {
+            return not_written(
+                "its frontmatter has no usable `name`",
+                format!("add `name: {}` to the frontmatter", skill.short_name()),
+            );
+        }
+        NameFrom::Coerced => {
+            return not_written(
+                "its frontmatter `name` is not plain text (a number, or spaces around it)",
+                format!("write it as `name: {}`", skill.short_name()),
+            );
+        }
+    }
+    match parsed.description_from {
+        DescriptionFrom::Frontmatter => {}
+        DescriptionFrom::Body => {
+            return not_written(
+                "its frontmatter has no `description`",
+                "add a `description` that says what the skill does and when to use it".into(),
+            );
+        }
+        DescriptionFrom::Coerced => {
+            return not_written(
+                "its frontmatter `description` is not text",
+                "write the description as text (in quotes if it is a number)".into(),
+            );
+        }
+    }
+    let name = parsed.name.as_str();
     // Most names are plain lowercase ASCII: accepted without the Unicode
     // normalization rmcp's validator runs (a tenth of a cold `skills/list`
     // at 10,000 skills).
@@ -122,7 +172,10 @@ pub fn unlistable(skill: &Skill) -> Option<String> {
     }
     let frontmatter = SkillFrontmatter::new(name, "");
     let entry = SpecSkill::new(skill_md(&skill.name), frontmatter, SkillResources::Dynamic);
-    entry.validate().err().map(|err| err.to_string())
+    entry.validate().err().map(|err| Unlistable {
+        why: err.to_string(),
+        fix: "name it with lowercase letters, digits and single hyphens, at most 64 characters, like its folder".into(),
+    })
 }
 
 /// 1–64 lowercase ASCII letters, digits and single hyphens, not at either

@@ -678,7 +678,7 @@ mod tests {
         let parsed = crate::parse::parse_text(&text, "safe-name").expect("the frontmatter parses");
         assert!(parsed.findings.is_empty(), "{:?}", parsed.findings);
         assert_eq!(parsed.name, "safe-name");
-        assert!(parsed.description_chars <= MAX_DESCRIPTION_CHARS);
+        assert!(parsed.description_chars() <= MAX_DESCRIPTION_CHARS);
         let metadata = &parsed.fields["metadata"];
         assert_eq!(metadata["mcp-server"], nasty);
         assert_eq!(metadata["mcp-tool"], nasty);

@@ -16,6 +16,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -47,6 +48,45 @@ pub enum WatchError {
     Missing,
     #[error("{0}")]
     Other(String),
+}
+
+/// Whether the watcher may miss changes to the folder `dir` even while it
+/// watches it: on a network or shared file system, changes made by another
+/// machine (or, in a virtual machine, by the host: WSL's `/mnt/c`) reach no
+/// local watcher. Asked once per device; Linux only, elsewhere `false`.
+pub fn may_miss_changes(dir: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // `statfs(2)`'s magic numbers of the file systems whose changes do
+        // not all pass through this kernel.
+        const REMOTE: [i64; 14] = [
+            0x6969,                 // NFS
+            0x517B,                 // SMB
+            0xFF53_4D42_u32 as i64, // CIFS
+            0xFE53_4D42_u32 as i64, // SMB2
+            0x6573_5546,            // FUSE (sshfs, rclone, gvfs, ...)
+            0x0102_1997,            // 9P (WSL2's Windows drives, VM shares)
+            0x00C3_6400,            // Ceph
+            0x5346_414F,            // AFS
+            0x7375_7245,            // Coda
+            0x786F_4256,            // VirtualBox shared folders
+            0x0116_1970,            // GFS2
+            0x7461_636F,            // OCFS2
+            0x0BD0_0BD0,            // Lustre
+            0x2465_04D0,            // Panasas
+        ];
+        match rustix::fs::statfs(dir) {
+            // The field's type differs between C libraries.
+            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+            Ok(fs) => REMOTE.contains(&(fs.f_type as i64)),
+            Err(_) => false,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        false
+    }
 }
 
 /// The watcher this platform uses.
@@ -83,20 +123,45 @@ mod inotify_backend {
     }
 
     /// Which paths each watch descriptor stands for. Several paths can lead
-    /// to one folder (a symlink): the kernel gives them one descriptor.
+    /// to one folder (a symlink): the kernel gives them one descriptor. The
+    /// paths are the watcher's callers' own (shared, not copied).
     #[derive(Default)]
     struct Paths {
-        by_wd: HashMap<WatchDescriptor, Vec<PathBuf>>,
-        by_path: HashMap<PathBuf, WatchDescriptor>,
+        by_wd: HashMap<WatchDescriptor, Aliases>,
+        by_path: HashMap<Arc<Path>, WatchDescriptor>,
+    }
+
+    /// The paths of one watch: nearly always one, so without a list then.
+    struct Aliases {
+        first: Arc<Path>,
+        more: Vec<Arc<Path>>,
+    }
+
+    impl Aliases {
+        fn iter(&self) -> impl Iterator<Item = &Arc<Path>> {
+            std::iter::once(&self.first).chain(&self.more)
+        }
+
+        /// Removes `path`; `false` when it was the last.
+        fn remove(&mut self, path: &Path) -> bool {
+            if *self.first == *path {
+                match self.more.pop() {
+                    Some(next) => self.first = next,
+                    None => return false,
+                }
+            } else {
+                self.more.retain(|p| **p != *path);
+            }
+            true
+        }
     }
 
     impl Paths {
         /// Forgets `path`; returns its descriptor when no other path uses it.
         fn forget(&mut self, path: &Path) -> Option<WatchDescriptor> {
             let wd = self.by_path.remove(path)?;
-            let paths = self.by_wd.get_mut(&wd)?;
-            paths.retain(|p| p != path);
-            if paths.is_empty() {
+            let aliases = self.by_wd.get_mut(&wd)?;
+            if !aliases.remove(path) {
                 self.by_wd.remove(&wd);
                 return Some(wd);
             }
@@ -122,10 +187,10 @@ mod inotify_backend {
             Ok(InotifyWatcher { watches, paths })
         }
 
-        pub fn watch(&mut self, dir: &Path) -> Result<(), WatchError> {
+        pub fn watch(&mut self, dir: &Arc<Path>) -> Result<(), WatchError> {
             let wd = self
                 .watches
-                .add(dir, mask())
+                .add(&**dir, mask())
                 .map_err(|err| match err.raw_os_error() {
                     Some(libc::ENOENT) | Some(libc::ENOTDIR) => WatchError::Missing,
                     Some(libc::ENOSPC) => WatchError::Other(
@@ -137,15 +202,25 @@ mod inotify_backend {
             let mut paths = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
             // The path led to another folder before: forget it there, and
             // stop watching that folder if no other path leads to it.
-            if paths.by_path.get(dir).is_some_and(|old| *old != wd)
+            if paths.by_path.get(&**dir).is_some_and(|old| *old != wd)
                 && let Some(unused) = paths.forget(dir)
             {
                 let _ = self.watches.remove(unused);
             }
-            paths.by_path.insert(dir.to_path_buf(), wd.clone());
-            let list = paths.by_wd.entry(wd).or_default();
-            if !list.iter().any(|p| p == dir) {
-                list.push(dir.to_path_buf());
+            paths.by_path.insert(Arc::clone(dir), wd.clone());
+            match paths.by_wd.entry(wd) {
+                std::collections::hash_map::Entry::Vacant(entry) => {
+                    entry.insert(Aliases {
+                        first: Arc::clone(dir),
+                        more: Vec::new(),
+                    });
+                }
+                std::collections::hash_map::Entry::Occupied(mut entry) => {
+                    let aliases = entry.get_mut();
+                    if !aliases.iter().any(|p| p == dir) {
+                        aliases.more.push(Arc::clone(dir));
+                    }
+                }
             }
             Ok(())
         }
@@ -202,9 +277,9 @@ mod inotify_backend {
         }
         if mask.contains(EventMask::IGNORED) {
             // The kernel dropped the watch (the folder is gone, or we asked).
-            if let Some(list) = paths.by_wd.remove(wd) {
-                for path in list {
-                    paths.by_path.remove(&path);
+            if let Some(aliases) = paths.by_wd.remove(wd) {
+                for path in aliases.iter() {
+                    paths.by_path.remove(&**path);
                 }
             }
             return None;
@@ -222,7 +297,7 @@ mod inotify_backend {
         };
         let paths = match name {
             Some(name) => watched.iter().map(|dir| dir.join(name)).collect(),
-            None => watched.clone(),
+            None => watched.iter().map(|dir| dir.to_path_buf()).collect(),
         };
         Some(Change { kind, paths })
     }
@@ -251,7 +326,7 @@ mod notify_backend {
             Ok(NotifyWatcher(watcher))
         }
 
-        pub fn watch(&mut self, dir: &Path) -> Result<(), WatchError> {
+        pub fn watch(&mut self, dir: &Arc<Path>) -> Result<(), WatchError> {
             if !dir.is_dir() {
                 return Err(WatchError::Missing);
             }
@@ -330,7 +405,7 @@ mod tests {
                 let file = dir.path().join("SKILL.md");
                 let (sender, mut changes) = mpsc::unbounded_channel();
                 let mut watcher = <$watcher>::new(sender).unwrap();
-                watcher.watch(dir.path()).unwrap();
+                watcher.watch(&Arc::from(dir.path())).unwrap();
                 std::fs::write(&file, "x").unwrap();
                 assert_eq!(
                     change_of(&mut changes, &file).await,
@@ -348,7 +423,7 @@ mod tests {
                     Some(ChangeKind::Removed)
                 );
                 assert!(matches!(
-                    watcher.watch(&dir.path().join("missing")),
+                    watcher.watch(&Arc::from(dir.path().join("missing"))),
                     Err(WatchError::Missing)
                 ));
             }

@@ -2,8 +2,16 @@
 //! completion of skill names (behaviour.md §10).
 //!
 //! One prompt per served skill, named like the skill, with an optional `task`;
-//! and one prompt `skill` whose required `name` completes to skill names.
+//! then one prompt `skill` whose required `name` completes to skill names.
 //! `prompts/get` answers with what a `skill` call returns, as a user message.
+//!
+//! The skills come first: a client that tries the first prompt (as MCP test
+//! suites do, with every argument set to some text) gets a skill, not a
+//! lookup of a made-up name. And the `skill` prompt answers a name that is
+//! no skill with the tool's "not found" text (and its suggestions) as the
+//! message, not an error: the prompt exists and its argument is a name to
+//! look up, like the tool's; a person who typed it sees what they may have
+//! meant.
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -25,21 +33,20 @@ pub const SKILL_PROMPT: &str = "skill";
 /// Completions returned at most (the MCP limit).
 const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
 
-/// `prompts/list`: the `skill` prompt, then one prompt per served skill (in
-/// the tool description's order), a page at a time.
+/// `prompts/list`: one prompt per served skill (in the tool description's
+/// order), then the `skill` prompt, a page at a time.
 pub fn list(
     served: &Served,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListPromptsResult, ErrorData> {
     let skills = served.snapshot.skills();
-    // The `skill` prompt is item 0; a skill named `skill` is reached through it.
-    let items: Vec<Option<&Skill>> = std::iter::once(None)
-        .chain(
-            skills
-                .iter()
-                .filter(|s| !s.name.eq_ignore_ascii_case(SKILL_PROMPT))
-                .map(Some),
-        )
+    // The `skill` prompt is the last item; a skill named `skill` is reached
+    // through it.
+    let items: Vec<Option<&Skill>> = skills
+        .iter()
+        .filter(|s| !s.name.eq_ignore_ascii_case(SKILL_PROMPT))
+        .map(Some)
+        .chain(std::iter::once(None))
         .collect();
     let Page { items, next_cursor } = page::page(&items, request)?;
     let prompts = items
@@ -68,10 +75,10 @@ fn skill_prompt() -> Prompt {
 }
 
 fn skill_as_prompt(skill: &Skill) -> Prompt {
-    let description = Some(skill.description()).filter(|d| !d.is_empty());
+    let description = skill.description();
     Prompt::new(
         skill.name.as_str(),
-        description,
+        Some(description).filter(|d| !d.is_empty()),
         Some(vec![task_argument()]),
     )
 }
@@ -84,7 +91,10 @@ fn task_argument() -> PromptArgument {
 
 /// `prompts/get`: the skill's answer as one user message, with the task as
 /// its last paragraph when one is given. An unknown prompt, or a skill that
-/// cannot be loaded, is an error carrying the `skill` tool's text.
+/// cannot be loaded, is an error carrying the `skill` tool's text; but the
+/// `skill` prompt answers a `name` that loads no skill with that text as the
+/// message (see the module's comment), unless the name is too long to look
+/// up.
 pub async fn get(
     caller: &Caller,
     request: &GetPromptRequestParams,
@@ -99,7 +109,8 @@ pub async fn get(
             )),
         }
     };
-    let name = if request.name == SKILL_PROMPT {
+    let by_name = request.name == SKILL_PROMPT;
+    let name = if by_name {
         match argument("name")? {
             Some(name) if !name.trim().is_empty() => name.to_owned(),
             _ => {
@@ -115,6 +126,13 @@ pub async fn get(
     let answer = caller.call(&name).await;
     let text = match answer {
         Answer::Skill { text, .. } => text,
+        Answer::Invalid(text) => return Err(ErrorData::invalid_params(text, None)),
+        other if by_name => {
+            return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+                Role::User,
+                other.into_text(),
+            )]));
+        }
         other => return Err(ErrorData::invalid_params(other.into_text(), None)),
     };
     let text = match argument("task")?.map(str::trim).filter(|t| !t.is_empty()) {

@@ -7,6 +7,7 @@
 //! one runs is coalesced into a single follow-up.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
+use crate::disk::Stamp;
 use crate::files::Files;
 use crate::render;
 use crate::scan::Cache;
@@ -116,6 +118,12 @@ pub struct Registry {
     finished: watch::Sender<u64>,
     /// Bumped whenever what clients list changes.
     versions: watch::Sender<Versions>,
+    /// The file watcher watches every folder of the current snapshot and
+    /// sees their changes (`server::watch` says so).
+    watched: AtomicBool,
+    /// The watcher has seen a change it has not asked a refresh for yet
+    /// (it is waiting for the burst to end).
+    changes_pending: AtomicBool,
 }
 
 #[derive(Default)]
@@ -143,7 +151,21 @@ impl Registry {
             gate: Mutex::new(Gate::default()),
             finished: watch::Sender::new(0),
             versions: watch::Sender::new(Versions::default()),
+            watched: AtomicBool::new(false),
+            changes_pending: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the file watcher covers every folder the current snapshot
+    /// came from: then a change anywhere but in the target of a linked
+    /// `SKILL.md` leads to a refresh without a rescan to find it.
+    pub fn set_watched(&self, watched: bool) {
+        self.watched.store(watched, Ordering::Relaxed);
+    }
+
+    /// Whether the watcher has seen a change it has not asked a refresh for.
+    pub fn set_changes_pending(&self, pending: bool) {
+        self.changes_pending.store(pending, Ordering::Relaxed);
     }
 
     pub fn config(&self) -> &Config {
@@ -197,9 +219,61 @@ impl Registry {
     /// has finished.
     pub async fn refresh_and_wait(self: &Arc<Self>) {
         let target = self.request_refresh();
+        self.wait_for(target).await;
+    }
+
+    /// Waits until refresh number `target` has finished.
+    async fn wait_for(&self, target: u64) {
         let mut finished = self.finished.subscribe();
         // The sender lives as long as `self`, so this cannot fail.
         let _ = finished.wait_for(|&done| done >= target).await;
+    }
+
+    /// Brings the snapshot up to date before a call answers that a name is
+    /// not served (behaviour.md §6). Without a watcher that covers every
+    /// folder, that is a rescan. With one, a change on disk is known
+    /// already: this waits for the refresh of changes the watcher has seen
+    /// (the one running, or one asked for now when a burst is still being
+    /// debounced), and checks the targets of linked `SKILL.md` files, which
+    /// no watched folder shows; nothing else is looked at.
+    pub async fn catch_up(self: &Arc<Self>) {
+        if !self.watched.load(Ordering::Relaxed) || self.changes_pending.load(Ordering::Relaxed) {
+            return self.refresh_and_wait().await;
+        }
+        if self.links_changed().await {
+            return self.refresh_and_wait().await;
+        }
+        let running = {
+            let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+            gate.running.then_some(gate.started)
+        };
+        if let Some(number) = running {
+            self.wait_for(number).await;
+        }
+    }
+
+    /// Whether a linked `SKILL.md` of the current snapshot leads to another
+    /// version (or to something, or nothing, now) than when it was scanned:
+    /// one `stat` each, on a blocking thread when there are any.
+    async fn links_changed(&self) -> bool {
+        let served = self.current();
+        if served.snapshot.dirs.links.is_empty() {
+            return false;
+        }
+        let check = move || {
+            let links = &served.snapshot.dirs.links;
+            let changed = links.iter().filter(|(path, seen)| {
+                let now = std::fs::metadata(path).ok().map(|meta| Stamp::of(&meta));
+                now != *seen
+            });
+            let changed = changed.count();
+            tracing::debug!(
+                "checked {} linked SKILL.md files: {changed} changed",
+                links.len()
+            );
+            changed > 0
+        };
+        tokio::task::spawn_blocking(check).await.unwrap_or(true)
     }
 
     /// Runs refresh number `number`, then the coalesced follow-up, if any.
@@ -265,9 +339,13 @@ impl Registry {
         tokio::task::spawn_blocking(move || served.snapshot.prepare_search());
     }
 
-    /// Refreshes every `every`, in a task that runs as long as the runtime.
-    /// Missed ticks (a refresh slower than the interval) are skipped, not
-    /// bunched up.
+    /// Every `every`, in a task that runs as long as the runtime: a refresh,
+    /// unless the file watcher covers every folder; then only the targets of
+    /// linked `SKILL.md` files are checked, and a refresh runs when one
+    /// changed (a rescan of 100,000 unchanged skills costs about a second of
+    /// CPU, and the watcher reports every other change already). Missed
+    /// ticks (a refresh slower than the interval) are skipped, not bunched
+    /// up.
     pub fn spawn_interval(self: &Arc<Self>, every: Duration) {
         let registry = Arc::clone(self);
         tokio::spawn(async move {
@@ -276,7 +354,16 @@ impl Registry {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
                 ticks.tick().await;
-                registry.request_refresh();
+                if !registry.watched.load(Ordering::Relaxed) {
+                    tracing::debug!(
+                        "interval: rescanning everything (no watcher covers every folder)"
+                    );
+                    registry.request_refresh();
+                } else if registry.links_changed().await {
+                    registry.request_refresh();
+                } else {
+                    tracing::debug!("interval: no rescan (the watcher covers every folder)");
+                }
             }
         });
     }
@@ -329,7 +416,10 @@ impl Delta {
                 None => delta.added += 1,
                 Some(before) => {
                     // A touched but unchanged file is re-parsed into an equal value.
-                    if before.file != skill.file || before.parsed != skill.parsed {
+                    if before.dir != skill.dir
+                        || before.file_name != skill.file_name
+                        || before.parsed != skill.parsed
+                    {
                         delta.changed += 1;
                     }
                 }

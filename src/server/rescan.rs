@@ -1,7 +1,10 @@
 //! Rescan on a miss (behaviour.md §5.2): a name that resolves to nothing may
 //! be a skill added since the last refresh, so the server looks once more
-//! before it says "not found". Rate-limited, so that a model guessing names
-//! cannot keep the server rescanning. Then the miss is searched (behaviour.md
+//! before it says "not found": with a file watcher that covers every folder,
+//! by waiting for the refresh of changes it has seen (and checking linked
+//! `SKILL.md` files), else by rescanning ([`Registry::catch_up`]).
+//! Rate-limited, so that a model guessing names cannot keep the server
+//! rescanning. Then the miss is searched (behaviour.md
 //! §14) on a blocking thread: the runtime has one thread (see `main`), and a
 //! search at 100,000 skills takes milliseconds that `ping`, other calls and
 //! the signal handler must not wait for.
@@ -29,6 +32,10 @@ enum Next {
     Answer,
     /// Rescan, wait for it, and answer again from the new snapshot.
     RescanAndRetry,
+    /// Bring the snapshot up to date ([`Registry::catch_up`]: with a
+    /// healthy watcher, no rescan unless something changed) and answer
+    /// again from the snapshot then.
+    CatchUpAndRetry,
     /// The answer stands; a refresh runs in the background.
     RefreshInBackground,
 }
@@ -96,6 +103,16 @@ impl Caller {
                 let again = now(&served);
                 (served, again)
             }
+            Next::CatchUpAndRetry => {
+                let before = self.registry.current();
+                self.registry.catch_up().await;
+                let served = self.registry.current();
+                if Arc::ptr_eq(&before, &served) {
+                    return (served, first);
+                }
+                let again = now(&served);
+                (served, again)
+            }
         }
     }
 
@@ -110,7 +127,7 @@ impl Caller {
             Lookup::Miss { vanished: Some(_) } => return Next::RescanAndRetry,
             // A skill added since the last refresh.
             Lookup::Miss { vanished: None } if self.claim_rescan() => {
-                return Next::RescanAndRetry;
+                return Next::CatchUpAndRetry;
             }
             Lookup::Miss { vanished: None } => return Next::Answer,
             Lookup::Answer(found) => match about(found) {
@@ -120,7 +137,7 @@ impl Caller {
         };
         match answer {
             // A broken skill fixed since the last refresh.
-            Answer::Broken(_) if self.claim_rescan() => Next::RescanAndRetry,
+            Answer::Broken(_) if self.claim_rescan() => Next::CatchUpAndRetry,
             // A passing I/O error may mean the tree changed: look again (at
             // most once a second, like a miss). A file that must be fixed (not
             // UTF-8, too large, not a regular file) stays as it is until it is

@@ -43,9 +43,11 @@ pub fn list(
         .map(|skill| {
             let resource = Resource::new(uri::skill_md(&skill.name), skill.name.as_str())
                 .with_mime_type("text/markdown");
-            match skill.description() {
-                "" => resource,
-                description => resource.with_description(description),
+            let description = skill.description();
+            if description.is_empty() {
+                resource
+            } else {
+                resource.with_description(description)
             }
         })
         .collect();
@@ -213,9 +215,11 @@ fn find<'a>(served: &'a Served, uri: &str) -> Result<(&'a Skill, Target), ErrorD
 /// The path of the file a URI's path names: `SKILL.md` is the skill's file,
 /// whatever its name on disk (`skill.md`).
 pub fn on_disk<'a>(skill: &'a Skill, rel: &'a str) -> Cow<'a, str> {
-    match skill.file.file_name() {
-        Some(name) if rel == SKILL_MD && name != SKILL_MD => name.to_string_lossy(),
-        _ => Cow::Borrowed(rel),
+    let name = skill.file_name.as_str();
+    if rel == SKILL_MD && name != SKILL_MD {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Borrowed(rel)
     }
 }
 

@@ -60,10 +60,10 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
     if own != uri {
         return Err(unknown(format!("the skill '{}' is at {own}", skill.name)));
     }
-    if let Some(why) = uri::unlistable(skill) {
+    if let Some(unlistable) = uri::unlistable(skill) {
         return Err(unknown(format!(
-            "the skill '{}' is not offered through the skills extension ({why}); the `skill` tool serves it",
-            skill.name
+            "the skill '{}' is not offered through the skills extension ({}); the `skill` tool serves it",
+            skill.name, unlistable.why
         )));
     }
     Ok(GetSkillResult::new(entry(skill, files))

@@ -16,6 +16,14 @@
 //! so a root created after start-up is watched from then on. Bursts of events
 //! are debounced into one refresh. If the watcher cannot be set up (inotify
 //! limits, say), skillserve logs it and relies on the interval.
+//!
+//! What the watcher covers decides what the interval does
+//! ([`Registry::set_watched`]): while every folder of the plan is watched, on
+//! a file system whose changes the kernel reports, the interval only checks
+//! what no watched folder can show (`SKILL.md` files that are symlinks: their
+//! targets may lie anywhere); otherwise it rescans everything, as without a
+//! watcher. The paths of skill folders are the snapshot's own (shared), so
+//! watching 100,000 skills costs no copy of their paths.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -29,7 +37,7 @@ use crate::disk::{self, FileId};
 use crate::plugins;
 use crate::roots;
 use crate::scan;
-use crate::server::events::{Change, ChangeKind, PlatformWatcher, WatchError};
+use crate::server::events::{self, Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
 use crate::snapshot::Snapshot;
 
@@ -38,19 +46,32 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A burst that never goes quiet still refreshes this often.
 const MAX_DELAY: Duration = Duration::from_secs(1);
 
-/// Which events in a watched directory matter. Kept small: there is one per
-/// skill folder.
+/// Which events in a watched directory matter. Kept small (16 bytes): there
+/// is one per skill folder.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Interest {
     /// Any entry (a listed directory).
     any: bool,
     /// `SKILL.md` / `skill.md` (a skill folder).
     skill_md: bool,
+    /// What the few other folders watch for.
+    more: Option<Box<More>>,
+}
+
+/// What a folder other than a root or a skill folder is watched for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct More {
     /// Entries with these names (a settings file in `~/.claude`).
     names: Vec<Box<str>>,
     /// Paths below the directory that do not exist yet; an event on any
     /// ancestor of one of them (or on it) matters.
     toward: Vec<PathBuf>,
+}
+
+impl Interest {
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_default()
+    }
 }
 
 /// The directories to watch and what matters in each.
@@ -70,10 +91,11 @@ impl Plan {
             .skills()
             .iter()
             .chain(snapshot.shadowed().iter().map(|s| &s.skill));
-        for dir in loaded
-            .map(|s| &s.dir)
-            .chain(&snapshot.dirs.other_skill_dirs)
-        {
+        plan.dirs.reserve(snapshot.skills().len());
+        for skill in loaded {
+            plan.shared_entry(&skill.dir).skill_md = true;
+        }
+        for dir in &snapshot.dirs.other_skill_dirs {
             plan.entry(dir).skill_md = true;
         }
         for missing in &snapshot.missing_roots {
@@ -87,7 +109,10 @@ impl Plan {
             if is_link
                 && let (Some(parent), Some(name)) = (root.path.parent(), root.path.file_name())
             {
-                plan.entry(parent).names.push(name.to_string_lossy().into());
+                plan.entry(parent)
+                    .more()
+                    .names
+                    .push(name.to_string_lossy().into());
             }
         }
         for file in extra_files {
@@ -95,7 +120,10 @@ impl Plan {
                 continue;
             };
             if dir.is_dir() {
-                plan.entry(dir).names.push(name.to_string_lossy().into());
+                plan.entry(dir)
+                    .more()
+                    .names
+                    .push(name.to_string_lossy().into());
             } else {
                 plan.toward(file);
             }
@@ -110,10 +138,18 @@ impl Plan {
         self.dirs.get_mut(dir).expect("inserted above")
     }
 
+    /// [`Plan::entry`] for a path the snapshot holds: shared, not copied.
+    fn shared_entry(&mut self, dir: &Arc<Path>) -> &mut Interest {
+        self.dirs.entry(Arc::clone(dir)).or_default()
+    }
+
     /// Watch the nearest existing ancestor of `missing` for it to appear.
     fn toward(&mut self, missing: &Path) {
         if let Some(existing) = missing.ancestors().skip(1).find(|a| a.is_dir()) {
-            self.entry(existing).toward.push(missing.to_path_buf());
+            self.entry(existing)
+                .more()
+                .toward
+                .push(missing.to_path_buf());
         }
     }
 
@@ -143,11 +179,10 @@ impl Plan {
         let name = name.to_string_lossy();
         (interest.any && !skipped)
             || (interest.skill_md && roots::SKILL_FILES.contains(&&*name))
-            || interest.names.iter().any(|n| **n == *name)
-            || interest
-                .toward
-                .iter()
-                .any(|missing| missing.starts_with(path))
+            || interest.more.as_ref().is_some_and(|more| {
+                more.names.iter().any(|n| **n == *name)
+                    || more.toward.iter().any(|missing| missing.starts_with(path))
+            })
     }
 }
 
@@ -173,6 +208,10 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     // after it: from this line on, every change is seen.
     registry.refresh_and_wait().await;
     tracing::info!("watching {} folders for changes", state.ok.len());
+    // Whatever happens to this task (the event thread stopped, say), the
+    // interval rescans everything again once it is gone.
+    let _unwatched = Unwatched(Arc::clone(&registry));
+    registry.set_watched(state.covers_all());
 
     loop {
         tokio::select! {
@@ -183,10 +222,12 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                     continue;
                 }
                 tracing::debug!(kind = ?change.kind, paths = ?change.paths, "change detected");
+                registry.set_changes_pending(true);
                 if !debounce(&mut incoming, &mut state).await {
                     return;
                 }
                 registry.request_refresh();
+                registry.set_changes_pending(false);
             }
             finished = refreshes.changed() => {
                 if finished.is_err() {
@@ -204,6 +245,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 armed = current;
                 let (next, grew) = rearm(&registry, &watcher, &mut state, interval).await;
                 plan = next;
+                registry.set_watched(state.covers_all());
                 tracing::debug!("watch set updated: {} folders watched", state.ok.len());
                 // A folder created during the scan may have gained entries
                 // before it was watched: look once more (cheap, cached).
@@ -212,6 +254,15 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 }
             }
         }
+    }
+}
+
+/// Tells the registry, when dropped, that nothing is watched any more.
+struct Unwatched(Arc<Registry>);
+
+impl Drop for Unwatched {
+    fn drop(&mut self) {
+        self.0.set_watched(false);
     }
 }
 
@@ -248,6 +299,20 @@ struct Watched {
     /// Folders that could not be watched (permissions, the inotify limit).
     /// Not retried, and not logged again, while they stay in the plan.
     failed: HashSet<Arc<Path>>,
+    /// Watched folders on a file system where the watcher cannot see every
+    /// change ([`events::may_miss_changes`]: a network file system, say).
+    blind: HashSet<Arc<Path>>,
+    /// Devices already asked whether the watcher sees their changes.
+    devices: HashMap<u64, bool>,
+}
+
+impl Watched {
+    /// Whether every folder of the plan is watched, on a file system whose
+    /// changes the watcher sees: then nothing but the targets of linked
+    /// `SKILL.md` files can change unseen.
+    fn covers_all(&self) -> bool {
+        self.failed.is_empty() && self.blind.is_empty()
+    }
 }
 
 impl Watched {
@@ -261,6 +326,7 @@ impl Watched {
         }
         for path in &change.paths {
             self.failed.remove(path.as_path());
+            self.blind.remove(path.as_path());
             if let Some((path, id)) = self.ok.remove_entry(path.as_path()) {
                 self.stale.insert(path);
                 self.forget_identity(id);
@@ -303,11 +369,19 @@ async fn rearm(
     let outcome = tokio::task::spawn_blocking(move || {
         let plan = Plan::new(&served.snapshot, &files);
         let changes = owned.changes_for(&plan);
-        let applied = changes.apply(&watcher, &fallback(interval));
+        let applied = changes.apply(&watcher, &fallback(interval), &mut owned.devices);
         (plan, owned, applied)
     })
     .await;
-    let (plan, owned, Applied { added, failed }) = match outcome {
+    let (
+        plan,
+        owned,
+        Applied {
+            added,
+            failed,
+            blind,
+        },
+    ) = match outcome {
         Ok(done) => done,
         Err(err) => {
             tracing::error!("updating the file watches failed: {err}");
@@ -318,6 +392,13 @@ async fn rearm(
     let grew = !added.is_empty() && !first;
     state.ok.extend(added);
     state.failed.extend(failed);
+    if !blind.is_empty() && state.blind.is_empty() {
+        tracing::info!(
+            "{} is on a file system whose changes may not all be reported; it is rescanned every interval",
+            blind[0].display()
+        );
+    }
+    state.blind.extend(blind);
     (plan, grew)
 }
 
@@ -331,6 +412,7 @@ impl Watched {
     /// Forgets what leaves the plan and lists the (un)watches that follow it.
     fn changes_for(&mut self, plan: &Plan) -> Changes {
         self.failed.retain(|dir| plan.dirs.contains_key(dir));
+        self.blind.retain(|dir| plan.dirs.contains_key(dir));
         // Unwatching one path ends the watch of every path to the same folder.
         let remove: Vec<Arc<Path>> = self
             .ok
@@ -354,8 +436,15 @@ impl Watched {
 }
 
 impl Changes {
-    /// Applies the changes.
-    fn apply(self, watcher: &Mutex<PlatformWatcher>, fallback: &str) -> Applied {
+    /// Applies the changes. `devices` remembers, per device, whether the
+    /// watcher sees its changes ([`events::may_miss_changes`], asked once per
+    /// device).
+    fn apply(
+        self,
+        watcher: &Mutex<PlatformWatcher>,
+        fallback: &str,
+        devices: &mut HashMap<u64, bool>,
+    ) -> Applied {
         let mut applied = Applied::default();
         if self.add.is_empty() && self.unwatch.is_empty() {
             return applied;
@@ -366,10 +455,22 @@ impl Changes {
         for dir in &self.unwatch {
             watcher.unwatch(dir);
         }
-        let Applied { added, failed } = &mut applied;
+        let Applied {
+            added,
+            failed,
+            blind,
+        } = &mut applied;
         for dir in self.add {
             match watch_one(&mut watcher, &dir) {
-                Ok(id) => added.push((dir, id)),
+                Ok(id) => {
+                    let misses = *devices
+                        .entry(id.device())
+                        .or_insert_with(|| events::may_miss_changes(&dir));
+                    if misses {
+                        blind.push(Arc::clone(&dir));
+                    }
+                    added.push((dir, id));
+                }
                 // Gone since the scan: not a lasting failure. If it comes
                 // back, its parent's event leads to a refresh and a new try.
                 Err(WatchError::Missing) => {}
@@ -395,11 +496,13 @@ struct Applied {
     added: Vec<(Arc<Path>, FileId)>,
     /// Folders that could not be watched.
     failed: Vec<Arc<Path>>,
+    /// Folders now watched whose changes may not all be reported.
+    blind: Vec<Arc<Path>>,
 }
 
 /// Watches `dir`; returns what the path leads to now, to recognise aliases
 /// later.
-fn watch_one(watcher: &mut PlatformWatcher, dir: &Path) -> Result<FileId, WatchError> {
+fn watch_one(watcher: &mut PlatformWatcher, dir: &Arc<Path>) -> Result<FileId, WatchError> {
     let meta = std::fs::metadata(dir).map_err(|err| {
         if disk::is_gone(&err) {
             WatchError::Missing
@@ -447,6 +550,7 @@ mod tests {
         plan.entry(Path::new("/root")).any = true;
         plan.entry(Path::new("/root/pdf")).skill_md = true;
         plan.entry(Path::new("/home"))
+            .more()
             .toward
             .push("/home/.claude/skills".into());
         plan

@@ -62,7 +62,8 @@ fn list_all_shows_hidden_skills_and_what_hides_them() {
     assert!(
         stdout.ends_with(
             "\n15 skills (custom 6, project 3, user 6); 4 hidden\n\
-             3 errors, 9 warnings, 2 notes in 8 files; run `skillserve check` for details\n"
+             note[hidden-skills] <T>/home/.agents/skills/.hidden: 1 SKILL.md file below this hidden folder is not served: the scan skips hidden folders (to serve it, pass --skills-dir <T>/home/.agents/skills/.hidden)\n\
+             3 errors, 9 warnings, 3 notes in 9 files; run `skillserve check` for details\n"
         ),
         "{stdout}"
     );

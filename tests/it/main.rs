@@ -20,4 +20,5 @@ mod refresh;
 mod resources;
 mod search;
 mod server;
+mod standards;
 mod trust;

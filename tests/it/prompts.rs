@@ -42,7 +42,7 @@ async fn prompts_on(server: Server, fixture: &Fixture) {
         .map(|p| serde_json::to_value(p).unwrap())
         .collect();
     assert_eq!(
-        listed[0],
+        listed[listed.len() - 1],
         json!({
             "name": "skill",
             "description": "Load a skill by name and follow its instructions",
@@ -53,7 +53,7 @@ async fn prompts_on(server: Server, fixture: &Fixture) {
         })
     );
     assert_eq!(
-        listed[1],
+        listed[0],
         json!({
             "name": "canvas-design",
             "description": "Create visual art in .png and .pdf documents using design philosophy.",
@@ -66,13 +66,13 @@ async fn prompts_on(server: Server, fixture: &Fixture) {
     assert_eq!(
         names,
         [
-            "skill",
             "canvas-design",
             "code-fences",
             "crlf-skill",
             "pdf-tools",
             "Shared-Name",
-            "team:lint"
+            "team:lint",
+            "skill"
         ]
     );
 
@@ -343,7 +343,7 @@ async fn adding_a_skill_changes_the_prompts_and_resources_lists_on_both_protocol
     for server in [&old, &new] {
         let prompts = server.client.list_all_prompts().await.unwrap();
         let names: Vec<String> = prompts.into_iter().map(|p| p.name).collect();
-        assert_eq!(names, ["skill", "alpha", "beta"]);
+        assert_eq!(names, ["alpha", "beta", "skill"]);
         let resources = server.client.list_all_resources().await.unwrap();
         let uris: Vec<String> = resources.into_iter().map(|r| r.uri).collect();
         assert_eq!(uris, ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]);

@@ -2,15 +2,15 @@
 //! hold their promises for arbitrary input.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use proptest::prelude::*;
 use skillserve::config::MIN_DESCRIPTION_BUDGET;
-use skillserve::parse::{self, NameFrom, Parsed};
+use skillserve::parse::{self, DescriptionFrom, NameFrom, Parsed};
 use skillserve::render::{DESCRIPTION_HEADER, tool_description};
 use skillserve::resolve::{Resolution, resolve};
-use skillserve::roots::{Layout, Root, Source};
+use skillserve::roots::{Layout, Root, SkillFile, Source};
 use skillserve::scan::{Found, Scan};
 use skillserve::search;
 use skillserve::skill::Skill;
@@ -58,11 +58,10 @@ fn frontmatter_like() -> impl Strategy<Value = String> {
 
 /// A skill as the scan would produce it: a name without control characters.
 fn skill(index: usize, name: &str, description: &str) -> Skill {
-    let dir = PathBuf::from(format!("/skills/{index}"));
     Skill {
         name: name.to_owned(),
-        file: dir.join("SKILL.md"),
-        dir,
+        dir: Path::new(&format!("/skills/{index}")).into(),
+        file_name: SkillFile::Upper,
         source: Source::User,
         root: std::path::Path::new("/skills").into(),
         plugin: None,
@@ -70,9 +69,9 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
             name_from: NameFrom::Frontmatter,
-            description: parse::one_line(description),
+            description: description.to_owned(),
+            description_from: DescriptionFrom::Frontmatter,
             fields: Default::default(),
-            description_chars: description.chars().count(),
             findings: Vec::new(),
         }),
     }
@@ -147,7 +146,7 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
                 let skill = skill(i, name, description);
                 Found {
                     dir: skill.dir,
-                    file: skill.file,
+                    file_name: skill.file_name,
                     root: 0,
                     parsed: skill.parsed,
                 }
@@ -176,7 +175,7 @@ proptest! {
         if let Ok(parsed) = parse::parse_text(&text, "folder") {
             prop_assert!(!parsed.name.is_empty());
             prop_assert!(!parsed.name.chars().any(char::is_control));
-            prop_assert!(!parsed.description.chars().any(char::is_control));
+            prop_assert!(!parsed.one_line_description().chars().any(char::is_control));
         }
     }
 
@@ -207,18 +206,18 @@ proptest! {
     #[test]
     fn resolving_any_string_stays_inside_the_snapshot(entries in names(), query in text(40)) {
         let snapshot = snapshot(&entries);
-        let files: HashSet<&PathBuf> = snapshot.skills().iter().map(|s| &s.file).collect();
+        let files: HashSet<PathBuf> = snapshot.skills().iter().map(Skill::file).collect();
         match resolve(&snapshot, &query) {
-            Resolution::Found(skill) => prop_assert!(files.contains(&skill.file)),
+            Resolution::Found(skill) => prop_assert!(files.contains(&skill.file())),
             Resolution::Ambiguous(skills) => {
                 prop_assert!(skills.len() > 1);
-                prop_assert!(skills.iter().all(|s| files.contains(&s.file)));
+                prop_assert!(skills.iter().all(|s| files.contains(&s.file())));
             }
             Resolution::NotFound => {}
         }
         let matches = snapshot.search(&query, 5);
         prop_assert!(matches.len() <= 5);
-        prop_assert!(matches.iter().all(|s| files.contains(&s.file)));
+        prop_assert!(matches.iter().all(|s| files.contains(&s.file())));
     }
 
     #[test]
@@ -233,7 +232,7 @@ proptest! {
         let snapshot = snapshot(&entries);
         for skill in snapshot.skills() {
             match resolve(&snapshot, &skill.name) {
-                Resolution::Found(found) => prop_assert_eq!(&found.file, &skill.file),
+                Resolution::Found(found) => prop_assert_eq!(found.file(), skill.file()),
                 other => prop_assert!(false, "{} resolved to {other:?}", skill.name),
             }
         }
