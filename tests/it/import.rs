@@ -640,6 +640,10 @@ fn launchers_are_found_on_path_like_a_shell_finds_them() {
                 json!({"command": "fake-npx", "args": ["from-file", tools]}),
             ),
             (
+                "args",
+                json!({"command": "fake-npx", "args": ["argv", "two words", "say \"hi\"", "%PATH%", "a&b", ""]}),
+            ),
+            (
                 "private",
                 json!({"command": "private-npx", "args": ["from-file", tools],
                        "env": {"PATH": private.to_str().unwrap()}}),
@@ -662,7 +666,7 @@ fn launchers_are_found_on_path_like_a_shell_finds_them() {
     assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
     assert_eq!(
         out.stdout,
-        "Generated 2 skills from 2 servers
+        "Generated 3 skills from 3 servers
   failed ghost: cannot start `no-such-program`: not found in PATH (3 folders searched)
   failed plain: cannot start `not-executable`: not found in PATH (3 folders searched)
   failed cwd: cannot start `in-cwd`: not found in PATH (3 folders searched)
@@ -670,7 +674,12 @@ fn launchers_are_found_on_path_like_a_shell_finds_them() {
     );
     assert_eq!(
         entries(&fixture),
-        [".skillserve-import.json", "npx-listed", "private-listed"]
+        [
+            ".skillserve-import.json",
+            "args-argv",
+            "npx-listed",
+            "private-listed"
+        ]
     );
 
     let args = [
@@ -685,6 +694,18 @@ fn launchers_are_found_on_path_like_a_shell_finds_them() {
     assert_eq!(
         (out.status.code(), out.stdout.as_str()),
         (Some(0), "called listed\n"),
+        "{}",
+        out.stderr
+    );
+    // The launcher passes every argument on unchanged.
+    let args = ["invoke", "--mcp-settings", "mcp.json", "args", "argv", "{}"];
+    let out = run_with(&fixture, &args, &vars, "");
+    assert_eq!(
+        (out.status.code(), out.stdout.as_str()),
+        (
+            Some(0),
+            "[\"two words\",\"say \\\"hi\\\"\",\"%PATH%\",\"a&b\",\"\"]\n"
+        ),
         "{}",
         out.stderr
     );
