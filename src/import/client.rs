@@ -122,7 +122,7 @@ impl Connection {
             .map_err(program_error)?;
         tracing::debug!(program = %program.path.display(), kind = ?program.kind, "found");
         let mut command = program.command(&launch.args).map_err(program_error)?;
-        command.envs(launch.env.iter().map(|(k, v)| (k, v)));
+        command.envs(launch.env.iter().cloned());
         let mut command = CommandWrap::from(tokio::process::Command::from(command));
         command.wrap(KillOnDrop);
         #[cfg(unix)]
