@@ -5,12 +5,13 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{
     Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
     MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
 };
+use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
 use crate::program::SearchEnv;
@@ -76,6 +77,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub serve: ServeArgs,
+
+    /// A serve flag given with another command (`--no-watch list`), found
+    /// by [`Cli::read`] and refused by [`Cli::serve_options`].
+    #[arg(skip)]
+    misplaced_serve_flag: Option<(String, &'static str)>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,12 +96,10 @@ pub enum Command {
         /// Also list skills hidden by a same-named skill of higher precedence.
         #[arg(long, conflicts_with = "description")]
         all: bool,
-        /// Print the `skill` tool's description exactly as a client receives it.
+        /// Print the `skill` tool's description exactly as a client receives
+        /// it (in the budget of --description-budget).
         #[arg(long)]
         description: bool,
-        /// With --description: the budget to render it in [default: 8000, minimum: 300].
-        #[arg(long, value_name = "CHARS", requires = "description")]
-        description_budget: Option<usize>,
     },
     /// Print exactly what a `skill` call with NAME (and FILE) returns (exit 1 on error).
     Show {
@@ -162,12 +166,9 @@ pub struct SharedArgs {
     pub log_level: Option<String>,
 }
 
-/// `serve` and its arguments.
+/// `serve` and its arguments (the serve options are global: see [`ServeArgs`]).
 #[derive(Debug, Args)]
 pub struct ServeCommand {
-    #[command(flatten)]
-    pub options: ServeArgs,
-
     /// More skills folders to serve, like --skills-dir (after those): a host
     /// that hands over several folders as separate arguments (an MCP Bundle's
     /// settings form) needs no flag before each.
@@ -175,27 +176,32 @@ pub struct ServeCommand {
     pub folders: Vec<String>,
 }
 
-/// Options of the server.
+/// Options of the server: the one list of serve flags. They are global, so
+/// that they may come before or after `serve` (or with no command at all);
+/// [`Cli::read`] refuses them with any other command, naming the flag
+/// (but for `--description-budget` with `list --description`, which renders
+/// the description in that budget).
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Server options")]
 pub struct ServeArgs {
     /// Rescan all skill folders every SECS seconds; 0 turns it off [default: 30].
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=MAX_REFRESH_SECS))]
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=MAX_REFRESH_SECS))]
     pub refresh_interval: Option<u64>,
 
     /// Do not watch skill folders for changes (the interval still applies).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_watch: bool,
 
     /// Maximum characters of the `skill` tool description [default: 8000, minimum: 300].
-    #[arg(long, value_name = "CHARS")]
+    #[arg(long, global = true, value_name = "CHARS")]
     pub description_budget: Option<usize>,
 
     /// Do not offer skills as MCP prompts (slash commands).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_prompts: bool,
 
     /// Do not offer skill files as MCP resources (and so not the skills extension).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_resources: bool,
 }
 
@@ -299,10 +305,7 @@ pub enum UsageError {
         why: String,
     },
     #[error("{flag} only applies to the server, not to `{command}`")]
-    ServeFlagWithCommand {
-        flag: &'static str,
-        command: &'static str,
-    },
+    ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
         "{what} `{value}` is not a log level: use one of off, error, warn, info, debug, trace, or a filter such as `skillserve=debug,rmcp=info`"
     )]
@@ -327,51 +330,68 @@ const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"]
 impl Cli {
     /// The budget of `list --description`.
     pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
-        match &self.command {
-            Some(Command::List {
-                description_budget, ..
-            }) => checked_budget(*description_budget),
-            _ => checked_budget(None),
-        }
+        checked_budget(self.serve.description_budget)
     }
 
-    /// The server options: those given after `serve` override those before it.
-    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
-        let after = match &self.command {
-            Some(Command::Serve(serve)) => Some(&serve.options),
-            _ => None,
-        };
-        if let Some(command) = self.command.as_ref().and_then(Command::name_if_not_serve) {
-            let flag = if self.serve.refresh_interval.is_some() {
-                Some("--refresh-interval")
-            } else if self.serve.no_watch {
-                Some("--no-watch")
-            } else if self.serve.description_budget.is_some() {
-                Some("--description-budget")
-            } else if self.serve.no_prompts {
-                Some("--no-prompts")
-            } else if self.serve.no_resources {
-                Some("--no-resources")
-            } else {
-                None
-            };
-            if let Some(flag) = flag {
-                return Err(UsageError::ServeFlagWithCommand { flag, command });
-            }
+    /// Parses `args` (the first is the program name); clap prints help,
+    /// the version or a usage error and exits. Serve flags given with
+    /// another command are noted for [`Cli::serve_options`] to refuse: which
+    /// flags those are comes from [`ServeArgs`] itself, so a new flag needs
+    /// no other edit.
+    pub fn read<I, T>(args: I) -> Cli
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::try_read(args).unwrap_or_else(|err| err.exit())
+    }
+
+    /// [`Cli::read`], returning clap's error instead of exiting.
+    pub fn try_read<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve) {
+            let serve_flags = ServeArgs::augment_args(clap::Command::new("serve"));
+            let renders_description = matches!(
+                cli.command,
+                Some(Command::List {
+                    description: true,
+                    ..
+                })
+            );
+            cli.misplaced_serve_flag = serve_flags
+                .get_arguments()
+                .filter(|arg| !(renders_description && arg.get_id() == "description_budget"))
+                .find(|arg| {
+                    matches.value_source(arg.get_id().as_str())
+                        == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .and_then(|arg| arg.get_long())
+                .map(|long| (format!("--{long}"), command));
         }
-        let interval = after
-            .and_then(|a| a.refresh_interval)
-            .or(self.serve.refresh_interval)
-            .unwrap_or(DEFAULT_REFRESH_SECS);
-        let budget = after
-            .and_then(|a| a.description_budget)
-            .or(self.serve.description_budget);
+        Ok(cli)
+    }
+
+    /// The server options.
+    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
+        if let Some((flag, command)) = &self.misplaced_serve_flag {
+            return Err(UsageError::ServeFlagWithCommand {
+                flag: flag.clone(),
+                command,
+            });
+        }
+        let serve = &self.serve;
+        let interval = serve.refresh_interval.unwrap_or(DEFAULT_REFRESH_SECS);
         Ok(ServeOptions {
-            description_budget: checked_budget(budget)?,
+            description_budget: checked_budget(serve.description_budget)?,
             refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
-            watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
-            prompts: !(self.serve.no_prompts || after.is_some_and(|a| a.no_prompts)),
-            resources: !(self.serve.no_resources || after.is_some_and(|a| a.no_resources)),
+            watch: !serve.no_watch,
+            prompts: !serve.no_prompts,
+            resources: !serve.no_resources,
         })
     }
 
@@ -404,52 +424,6 @@ impl Cli {
     pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
         let args = &self.shared;
         let mut warnings = Vec::new();
-        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
-
-        let mut custom_dirs = Vec::new();
-        for dir in &args.skills_dirs {
-            custom_dirs.push(expand("--skills-dir", dir)?);
-        }
-        if let Some(Command::Serve(serve)) = &self.command {
-            for dir in &serve.folders {
-                custom_dirs.push(expand("skills folder", dir)?);
-            }
-        }
-        if let Some(list) = &env.skills_dirs {
-            for entry in std::env::split_paths(list) {
-                if entry.as_os_str().is_empty() {
-                    continue;
-                }
-                let entry = entry.to_string_lossy().into_owned();
-                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
-            }
-        }
-        for dir in &custom_dirs {
-            if dir.exists() && !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "skills folder",
-                    path: dir.clone(),
-                });
-            }
-        }
-
-        let project_dir = if args.no_project {
-            None
-        } else if let Some(dir) = &args.project_dir {
-            let dir = expand("--project-dir", dir)?;
-            if !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "--project-dir",
-                    path: dir,
-                });
-            }
-            Some(dir)
-        } else if let Some(dir) = &env.claude_project_dir {
-            Some(absolute(dir.as_ref(), &env.cwd))
-        } else {
-            Some(env.cwd.clone())
-        };
-
         let user = !args.no_user;
         if env.home.dir.is_none() && user {
             warnings.push(format!(
@@ -462,20 +436,73 @@ impl Cli {
                 .map(|dir| absolute(dir.as_ref(), &env.cwd))
                 .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
         };
+        let config = Config {
+            custom_dirs: self.custom_dirs(env)?,
+            project_dir: self.project_dir(env)?,
+            home: env.home.dir.clone(),
+            user,
+            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+            codex_home: under_home(&env.codex_home, ".codex"),
+            plugins: !args.no_plugins,
+            max_file_bytes: args.max_file_bytes,
+            folders: Folders::of(env.home.dir.as_deref(), |name| {
+                env.vars.get(name).filter(|v| !v.is_empty())
+            }),
+        };
+        Ok((config, warnings))
+    }
 
-        Ok((
-            Config {
-                custom_dirs,
-                project_dir,
-                home: env.home.dir.clone(),
-                user,
-                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-                codex_home: under_home(&env.codex_home, ".codex"),
-                plugins: !args.no_plugins,
-                max_file_bytes: args.max_file_bytes,
-            },
-            warnings,
-        ))
+    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
+    /// expanded; one that exists but is not a folder stops start-up.
+    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
+        let mut dirs = Vec::new();
+        for dir in &self.shared.skills_dirs {
+            dirs.push(expand_path("--skills-dir", dir, env)?);
+        }
+        if let Some(Command::Serve(serve)) = &self.command {
+            for dir in &serve.folders {
+                dirs.push(expand_path("skills folder", dir, env)?);
+            }
+        }
+        if let Some(list) = &env.skills_dirs {
+            for entry in std::env::split_paths(list) {
+                if entry.as_os_str().is_empty() {
+                    continue;
+                }
+                let entry = entry.to_string_lossy().into_owned();
+                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
+            }
+        }
+        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+            return Err(UsageError::NotADirectory {
+                what: "skills folder",
+                path: dir.clone(),
+            });
+        }
+        Ok(dirs)
+    }
+
+    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
+    /// else the current directory; `None` with `--no-project`.
+    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
+        let args = &self.shared;
+        if args.no_project {
+            return Ok(None);
+        }
+        if let Some(dir) = &args.project_dir {
+            let dir = expand_path("--project-dir", dir, env)?;
+            if !dir.is_dir() {
+                return Err(UsageError::NotADirectory {
+                    what: "--project-dir",
+                    path: dir,
+                });
+            }
+            return Ok(Some(dir));
+        }
+        Ok(Some(match &env.claude_project_dir {
+            Some(dir) => absolute(dir.as_ref(), &env.cwd),
+            None => env.cwd.clone(),
+        }))
     }
 }
 
@@ -549,7 +576,7 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> Cli {
-        Cli::try_parse_from(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
+        Cli::try_read(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
     }
 
     #[test]
@@ -684,6 +711,23 @@ mod tests {
             err.to_string(),
             "--no-watch only applies to the server, not to `list`"
         );
+        let err = parse(&["check", "--no-prompts"])
+            .serve_options()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--no-prompts only applies to the server, not to `check`"
+        );
+        let err = parse(&["list", "--description-budget", "500"])
+            .serve_options()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--description-budget only applies to the server, not to `list`"
+        );
+        let cli = parse(&["list", "--description", "--description-budget", "500"]);
+        assert_eq!(cli.listed_description_budget().unwrap(), 500);
+        assert!(parse(&["serve", "--no-resources"]).serve_options().is_ok());
         assert!(
             Cli::try_parse_from(["skillserve", "--refresh-interval", "18446744073709551615"])
                 .is_err()

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::folders::Folders;
 use crate::platform::Platform;
 
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
@@ -22,7 +23,7 @@ pub const MIN_DESCRIPTION_BUDGET: usize = 300;
 /// The longest `name` a `skill` call (or `skillserve show`) accepts, in
 /// characters (behaviour.md §14): longer than any name, and than a few words
 /// describing a task, so that the cost of a miss stays bounded.
-pub const MAX_NAME_CHARS: usize = 512;
+pub const MAX_QUERY_CHARS: usize = 512;
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
 
@@ -45,6 +46,8 @@ pub struct Config {
     pub plugins: bool,
     /// Files larger than this are skipped with a diagnostic.
     pub max_file_bytes: u64,
+    /// The user's config and data folders for skillserve's own files.
+    pub folders: Folders,
 }
 
 /// Options that only the MCP server uses.

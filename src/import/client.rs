@@ -319,7 +319,7 @@ impl TailBuffer {
             .into_iter()
             .map(str::trim_end)
             .filter(|line| !line.is_empty())
-            .map(|line| crate::commands::printable(line).into_owned())
+            .map(|line| crate::text::printable(line).into_owned())
             .collect();
         let skip = lines.len().saturating_sub(TAIL_LINES);
         lines[skip..].join("\n")

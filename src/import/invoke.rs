@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use serde_json::Value;
 
 use super::client::{self, Connection, Failure, ServerError};
-use super::settings::{self, EntryError, EntryKind, Settings, SettingsError};
+use super::settings::{EntryError, EntryKind, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 
 /// What `skillserve invoke` was asked to do.
@@ -154,7 +154,7 @@ pub async fn run(
             Ok(code)
         }
         Err(ServerError::Rpc { message, .. }) => {
-            writeln!(err, "skillserve: {}", crate::commands::printable(&message))?;
+            writeln!(err, "skillserve: {}", crate::text::printable(&message))?;
             // Say which tools there are when the name was the problem.
             if let Ok(tools) = connection.list_tools(options.timeout).await
                 && !tools.iter().any(|t| t.name == options.tool)
@@ -185,13 +185,13 @@ pub fn parse_arguments(text: &str) -> Result<JsonObject, InvokeError> {
     }
     match serde_json::from_str(text) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(other) => Err(InvokeError::NotAnObject(settings::kind_of(&other))),
+        Ok(other) => Err(InvokeError::NotAnObject(crate::text::json_kind(&other))),
         Err(e) => Err(InvokeError::BadJson(e.to_string())),
     }
 }
 
 fn write_failure(err: &mut dyn Write, server: &str, failure: &Failure) -> io::Result<()> {
-    let printable = crate::commands::printable;
+    let printable = crate::text::printable;
     writeln!(
         err,
         "skillserve: {}: {}",
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(parse_arguments(" {\"a\": 1} ").unwrap()["a"], 1);
         assert_eq!(
             parse_arguments("[1]").unwrap_err().to_string(),
-            "JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not a list"
+            "JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not an array"
         );
         assert!(
             parse_arguments("{nope")

@@ -167,8 +167,8 @@ pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCod
     writeln!(
         out,
         "Generated {skills_written} skill{} from {servers_written} server{}",
-        crate::commands::plural(skills_written),
-        crate::commands::plural(servers_written)
+        crate::text::plural(skills_written),
+        crate::text::plural(servers_written)
     )?;
     let failed = report(out, &settings, &outcomes, &plans, removed)?;
     Ok(if failed {
@@ -257,7 +257,7 @@ fn report(
     for ((entry, outcome), plan) in settings.servers.iter().zip(outcomes).zip(plans) {
         // Names and messages come from files and servers: keep them from
         // driving the terminal.
-        let printable = crate::commands::printable;
+        let printable = crate::text::printable;
         let name = printable(&entry.name);
         let mut reason = "tool gone";
         match (outcome, plan) {

@@ -758,7 +758,7 @@ fn bad_settings_files_are_one_line_errors_with_exit_2() {
         ("missing.json", None, "cannot read MCP settings file <T>/missing.json: No such file or directory (os error 2)".to_owned()),
         ("syntax.json", Some("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}"), "MCP settings file <T>/syntax.json is not valid JSON: trailing comma at line 3, column 26".to_owned()),
         ("none.json", Some("{\"other\": {}}"), "MCP settings file <T>/none.json: there is no `mcpServers` object; write the servers as {\"mcpServers\": {\"name\": {\"command\": ...}}}".to_owned()),
-        ("list.json", Some("{\"mcpServers\": [\"a\"]}"), "MCP settings file <T>/list.json: `mcpServers` must be an object of servers by name, not a list".to_owned()),
+        ("list.json", Some("{\"mcpServers\": [\"a\"]}"), "MCP settings file <T>/list.json: `mcpServers` must be an object of servers by name, not an array".to_owned()),
     ];
     for (file, text, message) in cases {
         if let Some(text) = text {
@@ -889,7 +889,7 @@ fn invoke_prints_text_and_exits_by_the_result() {
         ),
         (
             vec!["varied", "echo", "[1, 2]"],
-            "skillserve: JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not a list\n",
+            "skillserve: JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not an array\n",
         ),
         (
             vec!["nosuch", "echo"],
