@@ -14,6 +14,7 @@ use crate::config::{
 use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::program::SearchEnv;
 
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
 const MAX_REFRESH_SECS: u64 = 86_400;
@@ -260,6 +261,7 @@ impl ImportArgs {
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -275,6 +277,7 @@ impl InvokeArgs {
             json: self.json,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -294,8 +297,13 @@ pub enum UsageError {
     BudgetTooSmall(usize),
     #[error("{what} is empty; give a folder")]
     EmptyPath { what: &'static str },
-    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
-    NoHome { what: &'static str, value: String },
+    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
+    NoHome {
+        what: &'static str,
+        value: String,
+        /// Why, e.g. "HOME is not set".
+        why: String,
+    },
     #[error("{flag} only applies to the server, not to `{command}`")]
     ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
@@ -417,27 +425,27 @@ impl Cli {
         let args = &self.shared;
         let mut warnings = Vec::new();
         let user = !args.no_user;
-        if env.home.is_none() && user {
-            warnings.push(
-                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
-                    .to_owned(),
-            );
+        if env.home.dir.is_none() && user {
+            warnings.push(format!(
+                "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
+                env.home.why_none()
+            ));
         }
         let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
             var.as_deref()
                 .map(|dir| absolute(dir.as_ref(), &env.cwd))
-                .or_else(|| env.home.as_ref().map(|home| home.join(default)))
+                .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
         };
         let config = Config {
             custom_dirs: self.custom_dirs(env)?,
             project_dir: self.project_dir(env)?,
-            home: env.home.clone(),
+            home: env.home.dir.clone(),
             user,
             claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
             codex_home: under_home(&env.codex_home, ".codex"),
             plugins: !args.no_plugins,
             max_file_bytes: args.max_file_bytes,
-            folders: Folders::of(env.home.as_deref(), |name| {
+            folders: Folders::of(env.home.dir.as_deref(), |name| {
                 env.vars.get(name).filter(|v| !v.is_empty())
             }),
         };
@@ -526,13 +534,19 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
     if value.trim().is_empty() {
         return Err(UsageError::EmptyPath { what });
     }
-    if value.starts_with('~') && env.home.is_none() {
+    if value.starts_with('~') && env.home.dir.is_none() {
         return Err(UsageError::NoHome {
             what,
             value: value.to_owned(),
+            why: env.home.why_none(),
         });
     }
-    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let home = || {
+        env.home
+            .dir
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+    };
     let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         UsageError::UnsetVariable {
@@ -550,10 +564,12 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
+    use crate::platform::Platform;
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }
@@ -675,14 +691,17 @@ mod tests {
             Err(UsageError::EmptyPath { .. })
         ));
         let no_home = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
-        assert!(matches!(
-            parse(&["--skills-dir", "~/skills"]).config(&no_home),
-            Err(UsageError::NoHome { .. })
-        ));
+        assert_eq!(
+            parse(&["--skills-dir", "~/skills"])
+                .config(&no_home)
+                .unwrap_err()
+                .to_string(),
+            "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
+        );
     }
 
     #[test]
@@ -772,12 +791,17 @@ mod tests {
     #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
         let (config, warnings) = parse(&[]).config(&env).unwrap();
         assert_eq!(config.home, None);
-        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings,
+            [
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+            ]
+        );
     }
 }
