@@ -331,9 +331,10 @@ fn snapshot_100k() -> &'static Snapshot {
                     dir: dir.into(),
                     file_name: SkillFile::Upper,
                     root: 0,
-                    parsed: Arc::new(Parsed {
-                        name,
-                        ..Parsed::clone(&skill.parsed)
+                    parsed: Arc::new({
+                        let mut parsed = Parsed::clone(&skill.parsed);
+                        parsed.name = name.into();
+                        parsed
                     }),
                 }
             })

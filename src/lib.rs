@@ -20,6 +20,7 @@ pub mod files;
 pub mod folders;
 pub mod import;
 pub mod lint;
+pub mod memory;
 pub mod parallel;
 pub mod parse;
 pub mod platform;

@@ -59,7 +59,7 @@ fn lint_skill(skill: &Skill, max_file_bytes: u64) -> Vec<Finding> {
     let mut out = Vec::new();
     name(skill, &mut out);
     description(skill, &mut out);
-    let fields = &skill.parsed.fields;
+    let fields = skill.parsed.fields();
     compatibility(fields, &mut out);
     metadata(fields, &mut out);
     text_fields(fields, &mut out);

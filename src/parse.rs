@@ -20,28 +20,82 @@ use crate::diagnostic::{Code, Finding};
 use crate::disk::{self, ReadError};
 
 /// The frontmatter of one SKILL.md, as the server needs it.
+///
+/// One per skill, so kept to 48 bytes and the texts: what most skills lack
+/// (other keys, warnings) sits behind one pointer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {
     /// The frontmatter `name`, or the folder name when it has none.
-    pub name: String,
-    /// Where `name` came from.
-    pub name_from: NameFrom,
+    pub name: Box<str>,
     /// The frontmatter `description` exactly as YAML gives it (a `|` block
     /// keeps its line breaks, a `>` block is folded as YAML folds it), or the
     /// first paragraph of the body when the frontmatter has no usable one;
     /// may be empty (with a warning). Shown on one line:
     /// [`Parsed::one_line_description`].
-    pub description: String,
+    pub description: Box<str>,
+    /// Where `name` came from.
+    pub name_from: NameFrom,
     /// Where `description` came from.
     pub description_from: DescriptionFrom,
-    /// Every frontmatter key but `name` and `description` (kept above), as JSON
-    /// values (numbers stay numbers).
-    pub fields: Map<String, Value>,
-    /// Warnings about what had to be guessed or repaired.
-    pub findings: Vec<Finding>,
+    more: Option<Box<More>>,
+}
+
+/// The rest of a frontmatter, when there is any.
+#[derive(Clone, Debug, PartialEq, Default)]
+struct More {
+    fields: Map<String, Value>,
+    findings: Vec<Finding>,
 }
 
 impl Parsed {
+    /// A parse with a name and a description, without other keys or
+    /// warnings (see [`Parsed::with_fields`], [`Parsed::with_findings`]).
+    pub fn new(
+        name: impl Into<Box<str>>,
+        name_from: NameFrom,
+        description: impl Into<Box<str>>,
+        description_from: DescriptionFrom,
+    ) -> Parsed {
+        Parsed {
+            name: name.into(),
+            description: description.into(),
+            name_from,
+            description_from,
+            more: None,
+        }
+    }
+
+    /// The same with these other frontmatter keys.
+    pub fn with_fields(mut self, fields: Map<String, Value>) -> Parsed {
+        if !fields.is_empty() {
+            self.more.get_or_insert_default().fields = fields;
+        }
+        self
+    }
+
+    /// The same with these warnings.
+    pub fn with_findings(mut self, findings: Vec<Finding>) -> Parsed {
+        if !findings.is_empty() {
+            self.more.get_or_insert_default().findings = findings;
+        }
+        self
+    }
+
+    /// Every frontmatter key but `name` and `description` (kept apart), as
+    /// JSON values (numbers stay numbers).
+    pub fn fields(&self) -> &Map<String, Value> {
+        static NONE: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        match &self.more {
+            Some(more) => &more.fields,
+            None => NONE.get_or_init(Map::new),
+        }
+    }
+
+    /// Warnings about what had to be guessed or repaired.
+    pub fn findings(&self) -> &[Finding] {
+        self.more.as_deref().map_or(&[], |more| &more.findings)
+    }
+
     /// The description on one line, whitespace collapsed, control characters
     /// dropped: what listings, prompts and the tool description show.
     pub fn one_line_description(&self) -> Cow<'_, str> {
@@ -259,10 +313,6 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         Err(finding) => return Step::Done(Err(finding)),
     };
     let raw_description = fields.remove("description");
-    if fields.is_empty() {
-        // An emptied map still holds its node; most skills have no other keys.
-        fields = Map::new();
-    }
     let (description, description_from) = match description_or_body(raw_description, body, complete)
     {
         Some(Description::Given(text, from)) => (text, from),
@@ -272,14 +322,14 @@ fn parse_prefix(text: &str, complete: bool, folder: &str) -> Step {
         }
         None => return Step::NeedMore,
     };
-    Step::Done(Ok(Parsed {
+    Step::Done(Ok(Parsed::new(
         name,
         name_from,
         description,
         description_from,
-        fields,
-        findings,
-    }))
+    )
+    .with_fields(fields)
+    .with_findings(findings)))
 }
 
 /// What the first step found.
@@ -681,29 +731,29 @@ mod tests {
     #[test]
     fn name_and_description_from_frontmatter() {
         let p = parse("---\nname: pdf\ndescription: Read  and\n  write PDFs\n---\n# PDF\n");
-        assert_eq!(p.name, "pdf");
+        assert_eq!(&*p.name, "pdf");
         // As YAML folds a plain scalar: line breaks become spaces, the rest stays.
-        assert_eq!(p.description, "Read  and write PDFs");
+        assert_eq!(&*p.description, "Read  and write PDFs");
         assert_eq!(p.one_line_description(), "Read and write PDFs");
         assert!(p.is_verbatim());
-        assert!(p.findings.is_empty());
+        assert!(p.findings().is_empty());
     }
 
     #[test]
     fn block_scalars_are_kept_as_yaml_gives_them() {
         let literal = parse("---\nname: x\ndescription: |\n  Line one.\n  Line two.\n---\n");
-        assert_eq!(literal.description, "Line one.\nLine two.\n");
+        assert_eq!(&*literal.description, "Line one.\nLine two.\n");
         assert_eq!(literal.one_line_description(), "Line one. Line two.");
         let folded =
             parse("---\nname: x\ndescription: >\n  Folded\n  text.\n\n  New paragraph.\n---\n");
-        assert_eq!(folded.description, "Folded text.\nNew paragraph.\n");
+        assert_eq!(&*folded.description, "Folded text.\nNew paragraph.\n");
         assert!(literal.is_verbatim() && folded.is_verbatim());
     }
 
     #[test]
     fn a_quoted_name_with_spaces_around_it_is_trimmed_and_not_verbatim() {
         let p = parse("---\nname: \" pdf \"\ndescription: d\n---\n");
-        assert_eq!((p.name.as_str(), p.name_from), ("pdf", NameFrom::Coerced));
+        assert_eq!((p.name.as_ref(), p.name_from), ("pdf", NameFrom::Coerced));
     }
 
     #[test]
@@ -729,13 +779,13 @@ mod tests {
     #[test]
     fn crlf_and_bom_are_accepted() {
         let p = parse("\u{feff}---\r\nname: x\r\ndescription: y z\r\n---\r\nbody\r\n");
-        assert_eq!((p.name.as_str(), p.description.as_str()), ("x", "y z"));
+        assert_eq!((p.name.as_ref(), p.description.as_ref()), ("x", "y z"));
     }
 
     #[test]
     fn numbers_are_coerced_to_text() {
         let p = parse("---\nname: 123\ndescription: 4.5\n---\n");
-        assert_eq!((p.name.as_str(), p.description.as_str()), ("123", "4.5"));
+        assert_eq!((p.name.as_ref(), p.description.as_ref()), ("123", "4.5"));
         assert_eq!(
             (p.name_from, p.description_from),
             (NameFrom::Coerced, DescriptionFrom::Coerced)
@@ -746,23 +796,23 @@ mod tests {
     #[test]
     fn missing_name_falls_back_to_the_folder() {
         let p = parse("---\ndescription: d\n---\n");
-        assert_eq!(p.name, "folder");
-        assert!(p.findings.is_empty());
+        assert_eq!(&*p.name, "folder");
+        assert!(p.findings().is_empty());
     }
 
     #[test]
     fn structured_name_falls_back_with_a_warning() {
         let p = parse("---\nname: [a, b]\ndescription: d\n---\n");
-        assert_eq!(p.name, "folder");
-        assert_eq!(p.findings[0].code, Code::NameFallback);
+        assert_eq!(&*p.name, "folder");
+        assert_eq!(p.findings()[0].code, Code::NameFallback);
     }
 
     #[test]
     fn missing_description_uses_the_first_paragraph() {
         let p = parse("---\nname: x\n---\n# Title\n\nFirst  line\nsecond line.\n\nLater.\n");
-        assert_eq!(p.description, "First line second line.");
-        assert_eq!(p.findings[0].code, Code::DescriptionMissing);
-        assert_eq!(p.findings[0].severity, Severity::Warning);
+        assert_eq!(&*p.description, "First line second line.");
+        assert_eq!(p.findings()[0].code, Code::DescriptionMissing);
+        assert_eq!(p.findings()[0].severity, Severity::Warning);
     }
 
     #[test]
@@ -780,9 +830,9 @@ mod tests {
     #[test]
     fn unquoted_colon_is_recovered_with_a_warning() {
         let p = parse("---\nname: x\ndescription: Use when: the user asks\n---\n");
-        assert_eq!(p.description, "Use when: the user asks");
-        assert_eq!(p.findings[0].code, Code::YamlRecovered);
-        assert_eq!(p.findings[0].line, Some(3));
+        assert_eq!(&*p.description, "Use when: the user asks");
+        assert_eq!(p.findings()[0].code, Code::YamlRecovered);
+        assert_eq!(p.findings()[0].line, Some(3));
     }
 
     #[test]
@@ -790,8 +840,8 @@ mod tests {
         let p = parse(
             "---\nname: x\ndescription: Do this: that\n  and more \"quoted\"\nlicense: MIT\n---\n",
         );
-        assert_eq!(p.description, "Do this: that and more \"quoted\"");
-        assert_eq!(p.fields["license"], "MIT");
+        assert_eq!(&*p.description, "Do this: that and more \"quoted\"");
+        assert_eq!(p.fields()["license"], "MIT");
     }
 
     #[test]
@@ -833,24 +883,24 @@ mod tests {
     #[test]
     fn control_characters_are_dropped_from_descriptions() {
         let p = parse("---\nname: x\ndescription: \"red \\e[31mtext\\u0007\"\n---\n");
-        assert_eq!(p.description, "red \u{1b}[31mtext\u{7}");
+        assert_eq!(&*p.description, "red \u{1b}[31mtext\u{7}");
         assert_eq!(p.one_line_description(), "red [31mtext");
     }
 
     #[test]
     fn structured_description_warns_once() {
         let p = parse("---\nname: x\ndescription: [a]\n---\nBody.\n");
-        assert_eq!(p.description, "Body.");
-        assert_eq!(p.findings.len(), 1);
-        assert_eq!(p.findings[0].code, Code::DescriptionNotText);
+        assert_eq!(&*p.description, "Body.");
+        assert_eq!(p.findings().len(), 1);
+        assert_eq!(p.findings()[0].code, Code::DescriptionNotText);
     }
 
     #[test]
     fn other_keys_are_kept() {
         let p = parse("---\nname: x\ndescription: d\nmetadata:\n  a: b\nversion: 2\n---\n");
-        assert_eq!(p.fields["metadata"]["a"], "b");
-        assert_eq!(p.fields["version"], 2);
-        assert!(!p.fields.contains_key("name") && !p.fields.contains_key("description"));
+        assert_eq!(p.fields()["metadata"]["a"], "b");
+        assert_eq!(p.fields()["version"], 2);
+        assert!(!p.fields().contains_key("name") && !p.fields().contains_key("description"));
     }
 
     #[test]
@@ -858,7 +908,7 @@ mod tests {
         // `---x` is not a delimiter; the block stays open.
         assert!(parse_text("---\nname: x\n---x\n", "f").is_err());
         // A closing delimiter at the very end of the text counts.
-        assert_eq!(parse("---\nname: x\ndescription: d\n---").name, "x");
+        assert_eq!(&*parse("---\nname: x\ndescription: d\n---").name, "x");
     }
 
     #[test]
@@ -870,7 +920,7 @@ mod tests {
         text.push('\u{ff}'); // still valid UTF-8 (ÿ), checked at call time
         std::fs::write(&path, &text).unwrap();
         let p = read_frontmatter(&path, "big", 1 << 20).unwrap();
-        assert_eq!(p.name, "big");
+        assert_eq!(&*p.name, "big");
         assert_eq!(disk::read_text(&path, 1 << 20).unwrap(), text);
     }
 
@@ -887,7 +937,7 @@ mod tests {
         text.push_str("\n---x: 1\n---\nbody\n");
         std::fs::write(&path, &text).unwrap();
         let whole = parse_text(&text, "x").expect("`---x: 1` is a key, not a delimiter");
-        assert_eq!(whole.fields["---x"], 1);
+        assert_eq!(whole.fields()["---x"], 1);
         assert_eq!(read_frontmatter(&path, "x", 1 << 20).unwrap(), whole);
     }
 

@@ -263,7 +263,7 @@ fn parse_all(
                     // than the file.
                     Ok(parsed) => {
                         !parsed.name_from.is_fallback()
-                            || parsed.name == fallback_name(&roots[*index], &hit.dir)
+                            || *parsed.name == *fallback_name(&roots[*index], &hit.dir)
                     }
                     Err(err) => !err.is_passing(),
                 };
@@ -304,10 +304,10 @@ fn assemble(
     for ((index, hit), (dir, outcome)) in hits.into_iter().zip(outcomes) {
         match &outcome {
             Ok(parsed) => {
-                if !parsed.findings.is_empty() {
+                if !parsed.findings().is_empty() {
                     let file = hit.file();
                     out.diagnostics
-                        .extend(parsed.findings.iter().map(|f| f.clone().at(&file)));
+                        .extend(parsed.findings().iter().map(|f| f.clone().at(&file)));
                 }
                 out.skills.push(Found {
                     dir: Arc::clone(&dir),
@@ -1047,7 +1047,7 @@ mod tests {
         }
         let root = Root::new(dir.path().to_path_buf(), Source::User, Layout::Folders);
         let scan = scan(&[root], 1 << 20, &mut Cache::default());
-        let names: Vec<&str> = scan.skills.iter().map(|f| f.parsed.name.as_str()).collect();
+        let names: Vec<&str> = scan.skills.iter().map(|f| f.parsed.name.as_ref()).collect();
         assert_eq!(names, ["a", "b", "inner"]);
         assert_eq!(scan.files_parsed, 3);
     }
@@ -1069,13 +1069,13 @@ mod tests {
         };
         let mut cache = Cache::default();
         assert_eq!(
-            scan(&[root("foo")], 1 << 20, &mut cache).skills[0]
+            &*scan(&[root("foo")], 1 << 20, &mut cache).skills[0]
                 .parsed
                 .name,
             "foo"
         );
         assert_eq!(
-            scan(&[root("bar")], 1 << 20, &mut cache).skills[0]
+            &*scan(&[root("bar")], 1 << 20, &mut cache).skills[0]
                 .parsed
                 .name,
             "bar"
@@ -1099,6 +1099,6 @@ mod tests {
         std::fs::write(skill.join("SKILL.md"), "---\ndescription: changed\n---\n").unwrap();
         let again = scan(&roots, 1 << 20, &mut cache);
         assert_eq!(again.files_parsed, 1);
-        assert_eq!(again.skills[0].parsed.description, "changed");
+        assert_eq!(&*again.skills[0].parsed.description, "changed");
     }
 }

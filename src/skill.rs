@@ -79,14 +79,12 @@ impl Skill {
             root: Path::new("/skills").into(),
             plugin: None,
             fence: None,
-            parsed: Arc::new(Parsed {
-                name: name.into(),
-                name_from: crate::parse::NameFrom::Frontmatter,
-                description: description.into(),
-                description_from: crate::parse::DescriptionFrom::Frontmatter,
-                fields: Default::default(),
-                findings: Vec::new(),
-            }),
+            parsed: Arc::new(Parsed::new(
+                name,
+                crate::parse::NameFrom::Frontmatter,
+                description,
+                crate::parse::DescriptionFrom::Frontmatter,
+            )),
         }
     }
 }

@@ -207,8 +207,12 @@ impl Snapshot {
     /// start-up nor a refresh waits for it (10 ms at 10,000 skills on two
     /// cores, where the rest of start-up takes about 120 ms) and a miss
     /// rarely does; a snapshot that shares its index shares this too.
-    pub fn prepare_search(&self) {
+    ///
+    /// Returns whether this call built it.
+    pub fn prepare_search(&self) -> bool {
+        let built = self.index.search.get().is_none();
         self.search_index();
+        built
     }
 
     fn search_index(&self) -> &SearchIndex {
@@ -252,7 +256,9 @@ impl Index {
         for (index, (key, skill)) in winners.iter().enumerate() {
             others.extend(other_names(skill, key).map(|variant| (index, variant)));
         }
-        let skills: Vec<Skill> = winners.into_iter().map(|(_, skill)| skill).collect();
+        // Not collected in place: that would keep the room of the pairs.
+        let mut skills = Vec::with_capacity(winners.len());
+        skills.extend(winners.into_iter().map(|(_, skill)| skill));
         for index in 0..skills.len() {
             by_name.insert(&skills, index, Variant::Full);
         }

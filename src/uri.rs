@@ -163,7 +163,7 @@ pub fn unlistable(skill: &Skill) -> Option<Unlistable> {
             );
         }
     }
-    let name = parsed.name.as_str();
+    let name = parsed.name.as_ref();
     // Most names are plain lowercase ASCII: accepted without the Unicode
     // normalization rmcp's validator runs (a tenth of a cold `skills/list`
     // at 10,000 skills).

@@ -676,10 +676,10 @@ mod tests {
         tool.title = Some(nasty.to_owned());
         let text = skill_md("safe-name", nasty, &tool, Path::new("/s/it's.json"));
         let parsed = crate::parse::parse_text(&text, "safe-name").expect("the frontmatter parses");
-        assert!(parsed.findings.is_empty(), "{:?}", parsed.findings);
-        assert_eq!(parsed.name, "safe-name");
+        assert!(parsed.findings().is_empty(), "{:?}", parsed.findings());
+        assert_eq!(&*parsed.name, "safe-name");
         assert!(parsed.description_chars() <= MAX_DESCRIPTION_CHARS);
-        let metadata = &parsed.fields["metadata"];
+        let metadata = &parsed.fields()["metadata"];
         assert_eq!(metadata["mcp-server"], nasty);
         assert_eq!(metadata["mcp-tool"], nasty);
         assert_eq!(metadata["generated-by"], GENERATED_BY);

@@ -408,7 +408,7 @@ fn is_generated(folder: &Path) -> bool {
         return false;
     };
     parsed
-        .fields
+        .fields()
         .get("metadata")
         .and_then(|metadata| metadata.get("generated-by"))
         .and_then(Value::as_str)

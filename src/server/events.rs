@@ -17,6 +17,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -38,6 +39,50 @@ pub enum ChangeKind {
     Removed,
     /// Events were lost (the kernel's queue overflowed): rescan everything.
     Overflow,
+}
+
+/// Whether every change the kernel has reported has reached the watch task:
+/// what a call that finds no skill asks before it trusts the snapshot
+/// (behaviour.md §6). A change is on its way while it waits in the kernel's
+/// queue, while the event thread holds it, and while it waits in the channel
+/// to the watch task.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    /// Changes the event thread sent, and those the watch task took.
+    sent: AtomicU64,
+    taken: AtomicU64,
+    /// The event thread is reading or sending events.
+    busy: AtomicBool,
+    /// A second descriptor of the inotify instance, to ask the kernel how
+    /// many bytes of events wait to be read.
+    #[cfg(target_os = "linux")]
+    queue: Option<std::os::fd::OwnedFd>,
+}
+
+impl Backlog {
+    /// The watch task took one change off the channel (after acting on it).
+    pub fn took(&self) {
+        self.taken.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn sent(&self) {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether no change reported so far is still on its way to the watch
+    /// task. An error asking the kernel counts as "maybe".
+    pub fn is_clear(&self) -> bool {
+        if self.busy.load(Ordering::SeqCst)
+            || self.sent.load(Ordering::SeqCst) != self.taken.load(Ordering::SeqCst)
+        {
+            return false;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(queue) = &self.queue {
+            return rustix::io::ioctl_fionread(queue).is_ok_and(|bytes| bytes == 0);
+        }
+        true
+    }
 }
 
 /// Why a folder could not be watched.
@@ -131,28 +176,42 @@ mod inotify_backend {
         by_path: HashMap<Arc<Path>, WatchDescriptor>,
     }
 
-    /// The paths of one watch: nearly always one, so without a list then.
-    struct Aliases {
-        first: Arc<Path>,
-        more: Vec<Arc<Path>>,
+    /// The paths of one watch: nearly always one, so without a list then
+    /// (24 bytes).
+    enum Aliases {
+        One(Arc<Path>),
+        Many(Vec<Arc<Path>>),
     }
 
     impl Aliases {
         fn iter(&self) -> impl Iterator<Item = &Arc<Path>> {
-            std::iter::once(&self.first).chain(&self.more)
+            match self {
+                Aliases::One(path) => std::slice::from_ref(path).iter(),
+                Aliases::Many(paths) => paths.iter(),
+            }
+        }
+
+        fn add(&mut self, path: &Arc<Path>) {
+            if self.iter().any(|p| p == path) {
+                return;
+            }
+            match self {
+                Aliases::One(first) => {
+                    *self = Aliases::Many(vec![Arc::clone(first), Arc::clone(path)])
+                }
+                Aliases::Many(paths) => paths.push(Arc::clone(path)),
+            }
         }
 
         /// Removes `path`; `false` when it was the last.
         fn remove(&mut self, path: &Path) -> bool {
-            if *self.first == *path {
-                match self.more.pop() {
-                    Some(next) => self.first = next,
-                    None => return false,
+            match self {
+                Aliases::One(first) => **first != *path,
+                Aliases::Many(paths) => {
+                    paths.retain(|p| **p != *path);
+                    !paths.is_empty()
                 }
-            } else {
-                self.more.retain(|p| **p != *path);
             }
-            true
         }
     }
 
@@ -173,6 +232,7 @@ mod inotify_backend {
     pub struct InotifyWatcher {
         watches: Watches,
         paths: Arc<Mutex<Paths>>,
+        backlog: Arc<Backlog>,
     }
 
     impl InotifyWatcher {
@@ -180,11 +240,23 @@ mod inotify_backend {
             let inotify = Inotify::init()?;
             let watches = inotify.watches();
             let paths = Arc::new(Mutex::new(Paths::default()));
-            let shared = Arc::clone(&paths);
+            let backlog = Arc::new(Backlog {
+                queue: rustix::io::dup(&inotify).ok(),
+                ..Backlog::default()
+            });
+            let shared = (Arc::clone(&paths), Arc::clone(&backlog));
             std::thread::Builder::new()
                 .name("skillserve-watch".into())
-                .spawn(move || read_events(inotify, &shared, &changes))?;
-            Ok(InotifyWatcher { watches, paths })
+                .spawn(move || read_events(inotify, &shared.0, &changes, &shared.1))?;
+            Ok(InotifyWatcher {
+                watches,
+                paths,
+                backlog,
+            })
+        }
+
+        pub fn backlog(&self) -> Arc<Backlog> {
+            Arc::clone(&self.backlog)
         }
 
         pub fn watch(&mut self, dir: &Arc<Path>) -> Result<(), WatchError> {
@@ -210,17 +282,9 @@ mod inotify_backend {
             paths.by_path.insert(Arc::clone(dir), wd.clone());
             match paths.by_wd.entry(wd) {
                 std::collections::hash_map::Entry::Vacant(entry) => {
-                    entry.insert(Aliases {
-                        first: Arc::clone(dir),
-                        more: Vec::new(),
-                    });
+                    entry.insert(Aliases::One(Arc::clone(dir)));
                 }
-                std::collections::hash_map::Entry::Occupied(mut entry) => {
-                    let aliases = entry.get_mut();
-                    if !aliases.iter().any(|p| p == dir) {
-                        aliases.more.push(Arc::clone(dir));
-                    }
-                }
+                std::collections::hash_map::Entry::Occupied(mut entry) => entry.get_mut().add(dir),
             }
             Ok(())
         }
@@ -239,12 +303,38 @@ mod inotify_backend {
     }
 
     /// Reads events until the inotify descriptor fails or nobody listens.
-    fn read_events(mut inotify: Inotify, paths: &Mutex<Paths>, changes: &UnboundedSender<Change>) {
+    /// It waits with `poll` and reads without blocking, so that it is marked
+    /// busy before any event leaves the kernel's queue ([`Backlog`]).
+    fn read_events(
+        mut inotify: Inotify,
+        paths: &Mutex<Paths>,
+        changes: &UnboundedSender<Change>,
+        backlog: &Backlog,
+    ) {
+        use rustix::event::{PollFd, PollFlags, poll};
         let mut buffer = vec![0; 64 * 1024];
         loop {
-            let events = match inotify.read_events_blocking(&mut buffer) {
+            let mut ready = [PollFd::new(&inotify, PollFlags::IN)];
+            match poll(&mut ready, None) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(err) => {
+                    tracing::warn!("file watching stopped: {err}");
+                    return;
+                }
+            }
+            backlog.busy.store(true, Ordering::SeqCst);
+            let events = match inotify.read_events(&mut buffer) {
                 Ok(events) => events,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err)
+                    if matches!(
+                        err.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    backlog.busy.store(false, Ordering::SeqCst);
+                    continue;
+                }
                 Err(err) => {
                     tracing::warn!("file watching stopped: {err}");
                     return;
@@ -253,12 +343,15 @@ mod inotify_backend {
             let mut paths = paths.lock().unwrap_or_else(PoisonError::into_inner);
             for event in events {
                 let change = translate(&event.wd, event.mask, event.name, &mut paths);
-                if let Some(change) = change
-                    && changes.send(change).is_err()
-                {
-                    return;
+                if let Some(change) = change {
+                    backlog.sent();
+                    if changes.send(change).is_err() {
+                        return;
+                    }
                 }
             }
+            drop(paths);
+            backlog.busy.store(false, Ordering::SeqCst);
         }
     }
 
@@ -312,18 +405,29 @@ mod notify_backend {
 
     use super::*;
 
-    pub struct NotifyWatcher(notify::RecommendedWatcher);
+    pub struct NotifyWatcher(notify::RecommendedWatcher, Arc<Backlog>);
 
     impl NotifyWatcher {
         pub fn new(changes: UnboundedSender<Change>) -> io::Result<NotifyWatcher> {
+            let backlog = Arc::new(Backlog::default());
+            let counted = Arc::clone(&backlog);
             let watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                    counted.busy.store(true, Ordering::SeqCst);
                     if let Some(change) = translate(event) {
+                        counted.sent();
                         let _ = changes.send(change);
                     }
+                    counted.busy.store(false, Ordering::SeqCst);
                 })
                 .map_err(io::Error::other)?;
-            Ok(NotifyWatcher(watcher))
+            Ok(NotifyWatcher(watcher, backlog))
+        }
+
+        /// What `notify`'s thread has sent and the watch task not taken
+        /// (what waits inside the platform's own queue cannot be seen).
+        pub fn backlog(&self) -> Arc<Backlog> {
+            Arc::clone(&self.1)
         }
 
         pub fn watch(&mut self, dir: &Arc<Path>) -> Result<(), WatchError> {

@@ -19,8 +19,10 @@ use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
 use crate::disk::Stamp;
 use crate::files::Files;
+use crate::memory;
 use crate::render;
 use crate::scan::Cache;
+use crate::server::events::Backlog;
 use crate::snapshot::{self, Snapshot};
 use crate::uri;
 
@@ -124,6 +126,8 @@ pub struct Registry {
     /// The watcher has seen a change it has not asked a refresh for yet
     /// (it is waiting for the burst to end).
     changes_pending: AtomicBool,
+    /// The changes on their way from the kernel to the watcher.
+    backlog: OnceLock<Arc<Backlog>>,
 }
 
 #[derive(Default)]
@@ -153,19 +157,25 @@ impl Registry {
             versions: watch::Sender::new(Versions::default()),
             watched: AtomicBool::new(false),
             changes_pending: AtomicBool::new(false),
+            backlog: OnceLock::new(),
         }
+    }
+
+    /// Where the watcher's changes come from (set once, by the watcher).
+    pub fn set_backlog(&self, backlog: Arc<Backlog>) {
+        let _ = self.backlog.set(backlog);
     }
 
     /// Whether the file watcher covers every folder the current snapshot
     /// came from: then a change anywhere but in the target of a linked
     /// `SKILL.md` leads to a refresh without a rescan to find it.
     pub fn set_watched(&self, watched: bool) {
-        self.watched.store(watched, Ordering::Relaxed);
+        self.watched.store(watched, Ordering::SeqCst);
     }
 
     /// Whether the watcher has seen a change it has not asked a refresh for.
     pub fn set_changes_pending(&self, pending: bool) {
-        self.changes_pending.store(pending, Ordering::Relaxed);
+        self.changes_pending.store(pending, Ordering::SeqCst);
     }
 
     pub fn config(&self) -> &Config {
@@ -237,28 +247,43 @@ impl Registry {
     /// debounced), and checks the targets of linked `SKILL.md` files, which
     /// no watched folder shows; nothing else is looked at.
     pub async fn catch_up(self: &Arc<Self>) {
-        if !self.watched.load(Ordering::Relaxed) || self.changes_pending.load(Ordering::Relaxed) {
+        let seen_all = self.watched.load(Ordering::SeqCst)
+            && !self.changes_pending.load(Ordering::SeqCst)
+            && self.backlog.get().is_some_and(|backlog| backlog.is_clear());
+        if !seen_all {
             return self.refresh_and_wait().await;
         }
-        if self.links_changed().await {
+        let (checked, changed) = self.links_changed().await;
+        tracing::debug!(
+            "a miss: no rescan, the watcher covers every folder; {checked} linked SKILL.md files checked, {changed} changed"
+        );
+        if changed > 0 {
             return self.refresh_and_wait().await;
         }
-        let running = {
+        // A refresh that runs (or was asked for) now is one of changes the
+        // watcher saw: its snapshot is the one to answer from.
+        let requested = {
             let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
-            gate.running.then_some(gate.started)
+            if gate.pending {
+                Some(gate.started + 1)
+            } else {
+                gate.running.then_some(gate.started)
+            }
         };
-        if let Some(number) = running {
+        if let Some(number) = requested {
             self.wait_for(number).await;
         }
     }
 
-    /// Whether a linked `SKILL.md` of the current snapshot leads to another
-    /// version (or to something, or nothing, now) than when it was scanned:
-    /// one `stat` each, on a blocking thread when there are any.
-    async fn links_changed(&self) -> bool {
+    /// How many linked `SKILL.md` files the current snapshot has, and how
+    /// many of them lead to another version (or to something, or nothing,
+    /// now) than when they were scanned: one `stat` each, on a blocking
+    /// thread when there are any.
+    async fn links_changed(&self) -> (usize, usize) {
         let served = self.current();
-        if served.snapshot.dirs.links.is_empty() {
-            return false;
+        let checked = served.snapshot.dirs.links.len();
+        if checked == 0 {
+            return (0, 0);
         }
         let check = move || {
             let links = &served.snapshot.dirs.links;
@@ -266,14 +291,10 @@ impl Registry {
                 let now = std::fs::metadata(path).ok().map(|meta| Stamp::of(&meta));
                 now != *seen
             });
-            let changed = changed.count();
-            tracing::debug!(
-                "checked {} linked SKILL.md files: {changed} changed",
-                links.len()
-            );
-            changed > 0
+            changed.count()
         };
-        tokio::task::spawn_blocking(check).await.unwrap_or(true)
+        let changed = tokio::task::spawn_blocking(check).await.unwrap_or(checked);
+        (checked, changed)
     }
 
     /// Runs refresh number `number`, then the coalesced follow-up, if any.
@@ -334,9 +355,16 @@ impl Registry {
     /// start-up and after each refresh, which does not wait for it (a miss
     /// meanwhile waits for the build, or does it; a snapshot that shares its
     /// index finds it built).
+    ///
+    /// Once it is built, the memory the build (and the refresh or start-up
+    /// before it) freed is handed back to the system.
     pub fn prepare_search(&self) {
         let served = self.current();
-        tokio::task::spawn_blocking(move || served.snapshot.prepare_search());
+        tokio::task::spawn_blocking(move || {
+            if served.snapshot.prepare_search() {
+                memory::release_free_memory();
+            }
+        });
     }
 
     /// Every `every`, in a task that runs as long as the runtime: a refresh,
@@ -354,15 +382,19 @@ impl Registry {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
                 ticks.tick().await;
-                if !registry.watched.load(Ordering::Relaxed) {
+                if !registry.watched.load(Ordering::SeqCst) {
                     tracing::debug!(
                         "interval: rescanning everything (no watcher covers every folder)"
                     );
                     registry.request_refresh();
-                } else if registry.links_changed().await {
+                    continue;
+                }
+                let (checked, changed) = registry.links_changed().await;
+                tracing::debug!(
+                    "interval: no rescan, the watcher covers every folder; {checked} linked SKILL.md files checked, {changed} changed"
+                );
+                if changed > 0 {
                     registry.request_refresh();
-                } else {
-                    tracing::debug!("interval: no rescan (the watcher covers every folder)");
                 }
             }
         });

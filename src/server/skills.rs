@@ -79,8 +79,8 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
 /// skill's own file is listed exactly once.
 fn entry(skill: &Skill, files: &Files) -> Entry {
     let parsed = &skill.parsed;
-    let mut frontmatter = SkillFrontmatter::new(parsed.name.as_str(), parsed.description.as_str());
-    frontmatter.extra = parsed.fields.clone();
+    let mut frontmatter = SkillFrontmatter::new(parsed.name.as_ref(), parsed.description.as_ref());
+    frontmatter.extra = parsed.fields().clone();
     let entry = Entry::new(
         uri::skill_md(&skill.name),
         frontmatter,

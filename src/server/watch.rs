@@ -34,10 +34,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::disk::{self, FileId};
+use crate::memory;
 use crate::plugins;
 use crate::roots;
 use crate::scan;
-use crate::server::events::{self, Change, ChangeKind, PlatformWatcher, WatchError};
+use crate::server::events::{self, Backlog, Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
 use crate::snapshot::Snapshot;
 
@@ -74,10 +75,21 @@ impl Interest {
     }
 }
 
-/// The directories to watch and what matters in each.
+/// The directories to watch and what matters in each, but for the folders
+/// of the skills the snapshot loaded: those are the snapshot's own
+/// ([`skill_dirs`]), and a watched folder the plan does not name is one of
+/// them, where only its `SKILL.md` matters. (A map of them all cost 45
+/// bytes a skill, for what the watch set already knows.)
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Plan {
     dirs: HashMap<Arc<Path>, Interest>,
+}
+
+/// The folders of the skills `snapshot` loaded (served and shadowed), whose
+/// `SKILL.md` is watched.
+fn skill_dirs(snapshot: &Snapshot) -> impl Iterator<Item = &Arc<Path>> {
+    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
+    snapshot.skills().iter().chain(shadowed).map(|s| &s.dir)
 }
 
 impl Plan {
@@ -86,14 +98,6 @@ impl Plan {
         let mut plan = Plan::default();
         for dir in &snapshot.dirs.listed {
             plan.entry(dir).any = true;
-        }
-        let loaded = snapshot
-            .skills()
-            .iter()
-            .chain(snapshot.shadowed().iter().map(|s| &s.skill));
-        plan.dirs.reserve(snapshot.skills().len());
-        for skill in loaded {
-            plan.shared_entry(&skill.dir).skill_md = true;
         }
         for dir in &snapshot.dirs.other_skill_dirs {
             plan.entry(dir).skill_md = true;
@@ -138,11 +142,6 @@ impl Plan {
         self.dirs.get_mut(dir).expect("inserted above")
     }
 
-    /// [`Plan::entry`] for a path the snapshot holds: shared, not copied.
-    fn shared_entry(&mut self, dir: &Arc<Path>) -> &mut Interest {
-        self.dirs.entry(Arc::clone(dir)).or_default()
-    }
-
     /// Watch the nearest existing ancestor of `missing` for it to appear.
     fn toward(&mut self, missing: &Path) {
         if let Some(existing) = missing.ancestors().skip(1).find(|a| a.is_dir()) {
@@ -153,27 +152,28 @@ impl Plan {
         }
     }
 
-    /// The directories to watch.
-    fn dirs(&self) -> impl Iterator<Item = &Arc<Path>> {
-        self.dirs.keys()
-    }
-
-    /// Whether `change` can change what a scan finds.
-    pub fn is_relevant(&self, change: &Change) -> bool {
+    /// Whether `change` can change what a scan finds; `watched` holds the
+    /// skill folders the plan does not name.
+    fn is_relevant(&self, change: &Change, watched: &Watched) -> bool {
         change.kind == ChangeKind::Overflow
-            || change.paths.iter().any(|path| self.path_matters(path))
+            || change
+                .paths
+                .iter()
+                .any(|path| self.path_matters(path, watched))
     }
 
-    fn path_matters(&self, path: &Path) -> bool {
+    fn path_matters(&self, path: &Path, watched: &Watched) -> bool {
         // An event about a watched directory itself (deleted, moved).
-        if self.dirs.contains_key(path) {
+        if self.dirs.contains_key(path) || watched.ok.contains_key(path) {
             return true;
         }
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return false;
         };
+        let skill_md = || roots::SKILL_FILES.iter().any(|file| name == *file);
         let Some(interest) = self.dirs.get(parent) else {
-            return false;
+            // A skill folder: only its `SKILL.md` matters.
+            return watched.ok.contains_key(parent) && skill_md();
         };
         let skipped = scan::is_skipped(name);
         let name = name.to_string_lossy();
@@ -190,8 +190,12 @@ impl Plan {
 /// aborted. Returns early (after logging why) if no watcher can be created.
 pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     let (changes, mut incoming) = mpsc::unbounded_channel();
-    let watcher = match PlatformWatcher::new(changes) {
-        Ok(watcher) => Arc::new(Mutex::new(watcher)),
+    let (watcher, backlog) = match PlatformWatcher::new(changes) {
+        Ok(watcher) => {
+            let backlog = watcher.backlog();
+            registry.set_backlog(Arc::clone(&backlog));
+            (Arc::new(Mutex::new(watcher)), backlog)
+        }
         Err(err) => {
             tracing::warn!(
                 "file watching is unavailable ({err}); {}",
@@ -208,6 +212,9 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
     // after it: from this line on, every change is seen.
     registry.refresh_and_wait().await;
     tracing::info!("watching {} folders for changes", state.ok.len());
+    // Arming thousands of watches and that rescan freed much more than they
+    // keep.
+    tokio::task::spawn_blocking(memory::release_free_memory);
     // Whatever happens to this task (the event thread stopped, say), the
     // interval rescans everything again once it is gone.
     let _unwatched = Unwatched(Arc::clone(&registry));
@@ -218,12 +225,15 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
             change = incoming.recv() => {
                 let Some(change) = change else { return };
                 state.forget_removed(&change);
-                if !plan.is_relevant(&change) {
+                if !plan.is_relevant(&change, &state) {
+                    backlog.took();
                     continue;
                 }
                 tracing::debug!(kind = ?change.kind, paths = ?change.paths, "change detected");
+                // Pending before taken: a miss never sees neither.
                 registry.set_changes_pending(true);
-                if !debounce(&mut incoming, &mut state).await {
+                backlog.took();
+                if !debounce(&mut incoming, &mut state, &backlog).await {
                     return;
                 }
                 registry.request_refresh();
@@ -269,13 +279,18 @@ impl Drop for Unwatched {
 /// Waits until events stop for [`DEBOUNCE`] (at most [`MAX_DELAY`]), letting
 /// `state` see each of them (a folder removed during the burst must be
 /// forgotten too). Returns false when the event channel closed.
-async fn debounce(incoming: &mut mpsc::UnboundedReceiver<Change>, state: &mut Watched) -> bool {
+async fn debounce(
+    incoming: &mut mpsc::UnboundedReceiver<Change>,
+    state: &mut Watched,
+    backlog: &Backlog,
+) -> bool {
     let give_up = Instant::now() + MAX_DELAY;
     loop {
         let quiet_until = (Instant::now() + DEBOUNCE).min(give_up);
         match tokio::time::timeout_at(quiet_until, incoming.recv()).await {
             Ok(Some(change)) => {
                 state.forget_removed(&change);
+                backlog.took();
                 if Instant::now() >= give_up {
                     return true;
                 }
@@ -368,7 +383,7 @@ async fn rearm(
     let mut owned = std::mem::take(state);
     let outcome = tokio::task::spawn_blocking(move || {
         let plan = Plan::new(&served.snapshot, &files);
-        let changes = owned.changes_for(&plan);
+        let changes = owned.changes_for(&plan, &served.snapshot);
         let applied = changes.apply(&watcher, &fallback(interval), &mut owned.devices);
         (plan, owned, applied)
     })
@@ -409,15 +424,22 @@ struct Changes {
 }
 
 impl Watched {
-    /// Forgets what leaves the plan and lists the (un)watches that follow it.
-    fn changes_for(&mut self, plan: &Plan) -> Changes {
-        self.failed.retain(|dir| plan.dirs.contains_key(dir));
-        self.blind.retain(|dir| plan.dirs.contains_key(dir));
+    /// Forgets what leaves the plan (and the skill folders of `snapshot`)
+    /// and lists the (un)watches that follow it.
+    fn changes_for(&mut self, plan: &Plan, snapshot: &Snapshot) -> Changes {
+        let wanted: HashSet<&Path> = plan
+            .dirs
+            .keys()
+            .chain(skill_dirs(snapshot))
+            .map(|dir| &**dir)
+            .collect();
+        self.failed.retain(|dir| wanted.contains(&**dir));
+        self.blind.retain(|dir| wanted.contains(&**dir));
         // Unwatching one path ends the watch of every path to the same folder.
         let remove: Vec<Arc<Path>> = self
             .ok
             .keys()
-            .filter(|dir| !plan.dirs.contains_key(*dir))
+            .filter(|dir| !wanted.contains(&***dir))
             .cloned()
             .collect();
         for dir in &remove {
@@ -427,7 +449,9 @@ impl Watched {
         }
         let unwatch = remove.into_iter().chain(self.stale.drain()).collect();
         let add = plan
-            .dirs()
+            .dirs
+            .keys()
+            .chain(skill_dirs(snapshot))
             .filter(|dir| !self.ok.contains_key(*dir) && !self.failed.contains(*dir))
             .cloned()
             .collect();
@@ -545,6 +569,12 @@ mod tests {
         }
     }
 
+    impl Plan {
+        fn is_relevant_alone(&self, change: &Change) -> bool {
+            self.is_relevant(change, &Watched::default())
+        }
+    }
+
     fn plan() -> Plan {
         let mut plan = Plan::default();
         plan.entry(Path::new("/root")).any = true;
@@ -558,14 +588,29 @@ mod tests {
 
     #[test]
     fn changes_in_listed_dirs_matter() {
-        assert!(plan().is_relevant(&event(ChangeKind::Modified, "/root/new")));
+        assert!(plan().is_relevant_alone(&event(ChangeKind::Modified, "/root/new")));
     }
 
     #[test]
     fn only_skill_md_matters_in_a_skill_folder() {
         let plan = plan();
-        assert!(plan.is_relevant(&event(ChangeKind::Modified, "/root/pdf/SKILL.md")));
-        assert!(!plan.is_relevant(&event(ChangeKind::Modified, "/root/pdf/notes.txt")));
+        assert!(plan.is_relevant_alone(&event(ChangeKind::Modified, "/root/pdf/SKILL.md")));
+        assert!(!plan.is_relevant_alone(&event(ChangeKind::Modified, "/root/pdf/notes.txt")));
+    }
+
+    #[test]
+    fn a_watched_folder_the_plan_does_not_name_is_a_skill_folder() {
+        let mut watched = Watched::default();
+        watched
+            .ok
+            .insert(Arc::from(Path::new("/root/docx")), FileId::default());
+        let plan = plan();
+        let matters = |path: &str| plan.is_relevant(&event(ChangeKind::Modified, path), &watched);
+        assert!(matters("/root/docx/SKILL.md"));
+        assert!(matters("/root/docx/skill.md"));
+        assert!(matters("/root/docx"));
+        assert!(!matters("/root/docx/notes.md"));
+        assert!(!matters("/elsewhere/SKILL.md"));
     }
 
     #[test]
@@ -574,18 +619,18 @@ mod tests {
             kind: ChangeKind::Overflow,
             paths: Vec::new(),
         };
-        assert!(plan().is_relevant(&overflow));
+        assert!(plan().is_relevant_alone(&overflow));
     }
 
     #[test]
     fn ancestors_of_missing_roots_matter_other_siblings_do_not() {
         let plan = plan();
-        assert!(plan.is_relevant(&event(ChangeKind::Modified, "/home/.claude")));
-        assert!(!plan.is_relevant(&event(ChangeKind::Modified, "/home/.bash_history")));
+        assert!(plan.is_relevant_alone(&event(ChangeKind::Modified, "/home/.claude")));
+        assert!(!plan.is_relevant_alone(&event(ChangeKind::Modified, "/home/.bash_history")));
     }
 
     #[test]
     fn a_watched_directory_itself_matters() {
-        assert!(plan().is_relevant(&event(ChangeKind::Removed, "/root/pdf")));
+        assert!(plan().is_relevant_alone(&event(ChangeKind::Removed, "/root/pdf")));
     }
 }

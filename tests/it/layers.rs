@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "digest",
         "exit_codes",
         "folders",
+        "memory",
         "parallel",
         "platform",
         "similarity",

@@ -66,14 +66,12 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         root: std::path::Path::new("/skills").into(),
         plugin: None,
         fence: None,
-        parsed: Arc::new(Parsed {
-            name: name.to_owned(),
-            name_from: NameFrom::Frontmatter,
-            description: description.to_owned(),
-            description_from: DescriptionFrom::Frontmatter,
-            fields: Default::default(),
-            findings: Vec::new(),
-        }),
+        parsed: Arc::new(Parsed::new(
+            name,
+            NameFrom::Frontmatter,
+            description,
+            DescriptionFrom::Frontmatter,
+        )),
     }
 }
 

@@ -497,3 +497,122 @@ async fn sigterm_during_a_large_rescan_exits_zero_promptly() {
     eprintln!("exited {:?} after SIGTERM", started.elapsed());
     call.abort();
 }
+
+/// The interval's and a miss's debug lines, and the refreshes' (which log
+/// `refresh:` at debug when nothing changed, at info when something did).
+const SCAN_DEBUG: &str = "info,skillserve::server::registry=debug";
+
+/// A skill whose `SKILL.md` is a symlink to a file in a folder nobody
+/// watches, next to `alpha`.
+fn tree_with_a_linked_skill() -> Fixture {
+    let fixture = tree();
+    fixture.write("elsewhere/linked.md", &skill("linked", "Before."));
+    std::fs::create_dir(fixture.path("skills/linked")).unwrap();
+    std::os::unix::fs::symlink(
+        fixture.path("elsewhere/linked.md"),
+        fixture.path("skills/linked/SKILL.md"),
+    )
+    .unwrap();
+    fixture
+}
+
+/// The log from the watcher's "watching" line on.
+fn since_armed(log: &str) -> &str {
+    &log[log.find("watching ").expect("the watcher is armed")..]
+}
+
+#[tokio::test]
+async fn with_the_watcher_healthy_the_interval_rescans_nothing_and_checks_linked_files() {
+    let fixture = tree_with_a_linked_skill();
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "skills",
+        "--no-project",
+        "--no-plugins",
+        "--refresh-interval",
+        "1",
+    ]);
+    command.env("SKILLSERVE_LOG", SCAN_DEBUG);
+    let mut server = Server::start(command).await;
+    server.watching().await;
+    let log = server.stderr().clone();
+    log.wait_for(
+        "interval: no rescan, the watcher covers every folder; 1 linked SKILL.md files checked, 0 changed",
+        3,
+    )
+    .await;
+    let text_so_far = log.text();
+    assert!(
+        !since_armed(&text_so_far).contains("refresh: "),
+        "no rescan while idle:\n{text_so_far}"
+    );
+
+    // A miss looks at nothing but the linked file either.
+    assert!(is_error(&server.call("nothing-by-this-name").await));
+    log.wait_for("a miss: no rescan, the watcher covers every folder; 1 linked SKILL.md files checked, 0 changed", 1)
+        .await;
+    assert!(!since_armed(&log.text()).contains("refresh: "));
+
+    // No watched folder sees the target change; the next interval does.
+    std::fs::write(
+        fixture.path("elsewhere/linked.md"),
+        skill("linked", "After the link's target changed."),
+    )
+    .unwrap();
+    assert!(notified(&mut server, NOTIFY_WITHIN).await);
+    assert!(
+        log.text()
+            .contains("1 linked SKILL.md files checked, 1 changed")
+    );
+    assert!(
+        server
+            .description()
+            .await
+            .contains("- linked: After the link's target changed.")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_watcher_the_interval_rescans_everything() {
+    let fixture = tree_with_a_linked_skill();
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "skills",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+        "--refresh-interval",
+        "1",
+    ]);
+    command.env("SKILLSERVE_LOG", SCAN_DEBUG);
+    let server = Server::start(command).await;
+    let log = server.stderr();
+    log.wait_for(
+        "interval: rescanning everything (no watcher covers every folder)",
+        2,
+    )
+    .await;
+    log.wait_for("refresh: no change (2 skills, 0 files parsed)", 2)
+        .await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn with_the_watcher_healthy_a_skill_written_just_before_a_call_is_found() {
+    let fixture = tree();
+    let server = serve(&fixture, &["--refresh-interval", "0"]).await;
+    server.watching().await;
+    for round in 0..5 {
+        let name = format!("fresh-{round}");
+        fixture.write(
+            &format!("skills/{name}/SKILL.md"),
+            &skill(&name, "Written just before the call."),
+        );
+        let result = server.call(&name).await;
+        assert!(!is_error(&result), "{}", text(&result));
+        // Past the rate limit of rescans on a miss.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    server.stop().await;
+}
