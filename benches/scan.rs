@@ -113,7 +113,9 @@ mod resolve_10k {
 
     /// A name from the middle of the display order.
     fn existing(snapshot: &Snapshot) -> String {
-        snapshot.skills()[snapshot.skills().len() / 2].name.clone()
+        snapshot.skills()[snapshot.skills().len() / 2]
+            .name
+            .to_string()
     }
 
     #[divan::bench]

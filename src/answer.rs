@@ -229,7 +229,7 @@ pub fn lookup_file(
 pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
     // A project skill whose folder became a symlink out of the repository
     // since the scan: nothing in it is read (behaviour.md §12).
-    if let Some(fence) = &skill.fence
+    if let Some(fence) = skill.fence()
         && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
     {
         return Err(FileError::Outside);
@@ -259,7 +259,7 @@ fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
 fn vanished<T>(skill: &Skill) -> Lookup<T> {
     tracing::debug!(skill = %skill.name, "SKILL.md is gone: {}", skill.file().display());
     Lookup::Miss {
-        vanished: Some(skill.name.clone()),
+        vanished: Some(skill.name.to_string()),
     }
 }
 
@@ -267,7 +267,7 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 /// may have been swapped (for a symlink out of the project, say) since.
 fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
     let file = skill.file();
-    if let Some(fence) = &skill.fence
+    if let Some(fence) = skill.fence()
         && disk::stays_inside(&file, fence).is_err()
         && file.exists()
     {
@@ -286,7 +286,7 @@ fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
 /// runs it on a blocking thread.
 pub fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
     let mut matches = snapshot.search(name, MAX_MATCHES + 1);
-    matches.retain(|s| Some(s.name.as_str()) != vanished);
+    matches.retain(|s| Some(&*s.name) != vanished);
     matches.truncate(MAX_MATCHES);
     let total = snapshot.skills().len() - usize::from(vanished.is_some());
     Answer::NotFound {

@@ -232,7 +232,7 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
     if !description.is_empty() {
         writeln!(out, "    {}", cut(&description, LIST_DESCRIPTION_CHARS))?;
     }
-    if let Some(plugin) = &skill.plugin {
+    if let Some(plugin) = skill.plugin() {
         writeln!(
             out,
             "    plugin {} {}, installed at {}",
@@ -282,8 +282,8 @@ impl<'a> ListItem<'a> {
             source: skill.source,
             dir: skill.dir.to_string_lossy(),
             file: Cow::Owned(skill.file().to_string_lossy().into_owned()),
-            root: skill.root.to_string_lossy(),
-            plugin: skill.plugin.as_ref().map(|p| PluginItem {
+            root: skill.root.path.to_string_lossy(),
+            plugin: skill.plugin().map(|p| PluginItem {
                 key: &p.key,
                 version: p.version.as_deref(),
                 install_path: p.install_path.to_string_lossy(),

@@ -75,11 +75,11 @@ fn name(skill: &Skill, out: &mut Vec<Finding>) {
         NameFrom::Frontmatter | NameFrom::Coerced => {
             // A single-skill plugin's folder is its version folder (`1.0.0`):
             // there is no folder name to match.
-            let own_folder = match &skill.plugin {
+            let own_folder = match skill.plugin() {
                 Some(plugin) if plugin.install_path == *skill.dir => None,
                 _ => Some(folder_name(&skill.dir)),
             };
-            let namespaced = skill.plugin.is_some();
+            let namespaced = skill.plugin().is_some();
             out.extend(name_rules(&parsed.name, own_folder.as_deref(), namespaced));
         }
         NameFrom::Folder => out.push(Finding::warning(

@@ -141,6 +141,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(config: Config, options: ServeOptions) -> ExitCode {
+    let watching = options.watch;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -164,6 +165,9 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
             tracing::error!("{err:#}");
             return ExitCode::Failure;
         }
+    }
+    if watching {
+        server::leave_watches_to_a_child();
     }
     ExitCode::Success
 }

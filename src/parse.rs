@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::Arc;
 
 use gray_matter::Pod;
 use gray_matter::engine::{Engine, YAML};
@@ -25,8 +26,9 @@ use crate::disk::{self, ReadError};
 /// (other keys, warnings) sits behind one pointer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {
-    /// The frontmatter `name`, or the folder name when it has none.
-    pub name: Box<str>,
+    /// The frontmatter `name`, or the folder name when it has none (shared
+    /// with the skill's name when no plugin prefixes it).
+    pub name: Arc<str>,
     /// The frontmatter `description` exactly as YAML gives it (a `|` block
     /// keeps its line breaks, a `>` block is folded as YAML folds it), or the
     /// first paragraph of the body when the frontmatter has no usable one;
@@ -51,7 +53,7 @@ impl Parsed {
     /// A parse with a name and a description, without other keys or
     /// warnings (see [`Parsed::with_fields`], [`Parsed::with_findings`]).
     pub fn new(
-        name: impl Into<Box<str>>,
+        name: impl Into<Arc<str>>,
         name_from: NameFrom,
         description: impl Into<Box<str>>,
         description_from: DescriptionFrom,

@@ -299,7 +299,7 @@ pub fn files_block(skill: &Skill, listing: &Listing) -> Option<String> {
 /// the files below it, in the format of [`files_block`].
 pub fn folder(skill: &Skill, folder: &str, listing: &Listing) -> String {
     let name = if folder.is_empty() {
-        skill.name.clone()
+        skill.name.to_string()
     } else {
         format!("{}/{folder}", skill.name)
     };

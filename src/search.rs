@@ -104,12 +104,12 @@ pub struct SearchIndex {
     by_length: Vec<u32>,
     length_starts: Vec<u32>,
     /// Postings: the skills (their indexes in display order) that have each
-    /// word, ascending, each as its distance from the one before (the first
-    /// from 0) in LEB128 (7 bits a byte): about 1.5 bytes a posting where
-    /// plain indexes took 4 (at 100,000 skills, 5 MB instead of 12).
-    docs: Vec<u8>,
-    /// Each posting's weighted term frequency, in the same order.
-    frequencies: Vec<u8>,
+    /// word, ascending, with their weighted term frequencies. Each is its
+    /// distance from the one before (the first from 0), doubled, plus one
+    /// when the frequency is not 1, in LEB128 (7 bits a byte), then that
+    /// frequency in a byte: about 2 bytes a posting where an index and a
+    /// frequency took 5 (at 100,000 skills, 6 MB instead of 15).
+    postings: Vec<u8>,
     /// Each skill's weighted number of words.
     lengths: Vec<u16>,
     average_length: f32,
@@ -121,10 +121,10 @@ pub struct SearchIndex {
 #[cfg_attr(test, derive(PartialEq))]
 struct Term {
     text_start: u32,
-    /// Where its postings start in `frequencies`...
+    /// How many postings the words before it have...
     postings_start: u32,
-    /// ... and in `docs`.
-    docs_start: u32,
+    /// ... and where its own start in `postings`.
+    bytes_start: u32,
     /// [`char_mask`] of the word.
     mask: u64,
 }
@@ -174,8 +174,7 @@ impl SearchIndex {
             renumber,
         } = Words::number(&parts);
         let Postings {
-            docs,
-            frequencies,
+            postings,
             lengths,
             names,
         } = Postings::group(parts, &renumber, &mut terms);
@@ -186,8 +185,7 @@ impl SearchIndex {
             terms,
             by_length,
             length_starts,
-            docs,
-            frequencies,
+            postings,
             average_length: total as f32 / lengths.len().max(1) as f32,
             lengths,
             names,
@@ -238,7 +236,7 @@ impl SearchIndex {
             self.matches(word, &mut matches, &mut fuzzy_left);
             let mut best: f32 = 0.0;
             for &(weight, term) in &matches {
-                let frequency = self.postings(term as usize).len() as f32;
+                let frequency = self.count(term as usize) as f32;
                 let idf = (1.0 + (documents - frequency + 0.5) / (frequency + 0.5)).ln();
                 best = best.max(weight * idf);
                 lookups.push((weight * idf, term, 1 << number));
@@ -255,14 +253,14 @@ impl SearchIndex {
         };
         let mut budget = MAX_POSTINGS;
         for (weighted_idf, term, bit) in lookups {
-            let postings = self.postings(term as usize);
-            let Some(left) = budget.checked_sub(postings.len()) else {
+            let count = self.count(term as usize);
+            let Some(left) = budget.checked_sub(count) else {
                 continue;
             };
             budget = left;
-            let docs = Docs::at(&self.docs, self.terms[term as usize].docs_start);
-            for (i, doc) in postings.zip(docs) {
-                let frequency = f32::from(self.frequencies[i]);
+            let docs = Docs::at(&self.postings, self.terms[term as usize].bytes_start);
+            for (doc, frequency) in docs.take(count) {
+                let frequency = f32::from(frequency);
                 let length = f32::from(self.lengths[doc]);
                 let saturation = frequency * (K1 + 1.0)
                     / (frequency + K1 * (1.0 - B + B * length / self.average_length));
@@ -350,8 +348,9 @@ impl SearchIndex {
         &self.text[start..end]
     }
 
-    fn postings(&self, term: usize) -> Range<usize> {
-        self.terms[term].postings_start as usize..self.terms[term + 1].postings_start as usize
+    /// How many skills have the word `term`.
+    fn count(&self, term: usize) -> usize {
+        (self.terms[term + 1].postings_start - self.terms[term].postings_start) as usize
     }
 
     /// The positions in `by_length` of the words whose bucket is in `buckets`.
@@ -433,7 +432,7 @@ impl Words {
                 terms.push(Term {
                     text_start: text.len() as u32,
                     postings_start: 0,
-                    docs_start: 0,
+                    bytes_start: 0,
                     mask: char_mask(word),
                 });
                 text.push_str(word);
@@ -443,7 +442,7 @@ impl Words {
         terms.push(Term {
             text_start: text.len() as u32,
             postings_start: 0,
-            docs_start: 0,
+            bytes_start: 0,
             mask: 0,
         });
         Words {
@@ -457,8 +456,7 @@ impl Words {
 /// The postings of all parts grouped by word, with each skill's length and
 /// names in skill order.
 struct Postings {
-    docs: Vec<u8>,
-    frequencies: Vec<u8>,
+    postings: Vec<u8>,
     lengths: Vec<u16>,
     names: Vec<NameKey>,
 }
@@ -499,69 +497,78 @@ impl Postings {
             names.extend(part.names);
         }
         Postings {
-            docs: encode(&docs, terms),
-            frequencies,
+            postings: encode(&docs, &frequencies, terms),
             lengths,
             names,
         }
     }
 }
 
-/// The postings' skills `docs` (grouped by word as `terms` say, ascending
-/// within a word) as distances in LEB128; sets each term's `docs_start`.
-fn encode(docs: &[u32], terms: &mut [Term]) -> Vec<u8> {
+/// The postings `docs` and `frequencies` (grouped by word as `terms` say,
+/// skills ascending within a word) encoded as [`SearchIndex::postings`]
+/// says; sets each term's `bytes_start`.
+fn encode(docs: &[u32], frequencies: &[u8], terms: &mut [Term]) -> Vec<u8> {
     let mut out = Vec::with_capacity(docs.len() * 2);
     let words = terms.len() - 1;
     for term in 0..words {
-        terms[term].docs_start = out.len() as u32;
+        terms[term].bytes_start = out.len() as u32;
         let range = terms[term].postings_start as usize..terms[term + 1].postings_start as usize;
         let mut previous = 0;
-        for &doc in &docs[range] {
-            let mut delta = doc - previous;
+        for (&doc, &frequency) in docs[range.clone()].iter().zip(&frequencies[range]) {
+            let mut code = u64::from(doc - previous) << 1 | u64::from(frequency != 1);
             previous = doc;
-            while delta >= 0x80 {
-                out.push((delta as u8) | 0x80);
-                delta >>= 7;
+            while code >= 0x80 {
+                out.push((code as u8) | 0x80);
+                code >>= 7;
             }
-            out.push(delta as u8);
+            out.push(code as u8);
+            if frequency != 1 {
+                out.push(frequency);
+            }
         }
     }
-    terms[words].docs_start = out.len() as u32;
+    terms[words].bytes_start = out.len() as u32;
     out.shrink_to_fit();
     out
 }
 
-/// The skills of one word's postings, decoded from `docs` (see
-/// [`SearchIndex::docs`]); the caller takes as many as the word has.
+/// The skills and frequencies of one word's postings, decoded from
+/// [`SearchIndex::postings`]; the caller takes as many as the word has.
 struct Docs<'a> {
     bytes: std::slice::Iter<'a, u8>,
     doc: usize,
 }
 
 impl<'a> Docs<'a> {
-    fn at(docs: &'a [u8], start: u32) -> Docs<'a> {
+    fn at(postings: &'a [u8], start: u32) -> Docs<'a> {
         Docs {
-            bytes: docs[start as usize..].iter(),
+            bytes: postings[start as usize..].iter(),
             doc: 0,
         }
     }
 }
 
 impl Iterator for Docs<'_> {
-    type Item = usize;
+    type Item = (usize, u8);
 
-    fn next(&mut self) -> Option<usize> {
-        let mut delta = 0;
+    fn next(&mut self) -> Option<(usize, u8)> {
+        let mut code = 0;
         let mut shift = 0;
-        for &byte in self.bytes.by_ref() {
-            delta |= usize::from(byte & 0x7F) << shift;
+        loop {
+            let byte = *self.bytes.next()?;
+            code |= usize::from(byte & 0x7F) << shift;
             if byte < 0x80 {
-                self.doc += delta;
-                return Some(self.doc);
+                break;
             }
             shift += 7;
         }
-        None
+        self.doc += code >> 1;
+        let frequency = if code & 1 == 1 {
+            *self.bytes.next()?
+        } else {
+            1
+        };
+        Some((self.doc, frequency))
     }
 }
 
@@ -781,7 +788,7 @@ fn name_variants<'a>(
     skill: &'a Skill,
     folder: &'a str,
 ) -> impl Iterator<Item = (Variant, &'a str)> {
-    let name = skill.name.as_str();
+    let name = &*skill.name;
     let short = skill.short_name();
     [
         Some((Variant::Full, name)),

@@ -1,38 +1,47 @@
 //! [`Skill`]: a skill as served, the record every layer above the scan
 //! shares (the snapshot indexes it, answers read it, the server lists it).
 //!
-//! There is one per skill, so it is kept small (about 100 bytes and the
-//! texts): the folder is one shared path (the scan's cache, the watcher and
-//! the files cache hold the same allocation), the file is the folder and a
-//! name, and what is the same for every skill of a root is shared.
+//! There is one per skill, so it is kept small (64 bytes and the texts): the
+//! folder is one shared path (the scan's cache, the watcher and the files
+//! cache hold the same allocation), the file is the folder and a name, what
+//! is the same for every skill of a root is the root's, and the name is the
+//! frontmatter's own text unless a plugin prefixes it.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::parse::Parsed;
-use crate::roots::{Plugin, SkillFile, Source};
+use crate::roots::{Plugin, Root, SkillFile, Source};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
 pub struct Skill {
     /// The name the model types (behaviour.md §2).
-    pub name: String,
+    pub name: Arc<str>,
     /// The skill folder: the `Base directory` of a call.
     pub dir: Arc<Path>,
+    /// The root the skill was found in (shared by all its skills): its
+    /// path, its plugin (plugin skills only), the folder no symlink may
+    /// lead out of (project skills only).
+    pub root: Arc<Root>,
+    pub parsed: Arc<Parsed>,
+    pub source: Source,
     /// The name of its file in `dir` ([`Skill::file`]).
     pub file_name: SkillFile,
-    pub source: Source,
-    /// The root the skill was found in (shared by all its skills).
-    pub root: Arc<Path>,
-    /// The plugin that provides it (plugin skills only).
-    pub plugin: Option<Arc<Plugin>>,
-    /// The folder no symlink may lead out of (project skills only).
-    pub fence: Option<Arc<Path>>,
-    pub parsed: Arc<Parsed>,
 }
 
 impl Skill {
+    /// The plugin that provides it (plugin skills only).
+    pub fn plugin(&self) -> Option<&Plugin> {
+        self.root.plugin.as_deref()
+    }
+
+    /// The folder no symlink may lead out of (project skills only).
+    pub fn fence(&self) -> Option<&Path> {
+        self.root.fence.as_deref()
+    }
+
     /// The SKILL.md read at call time.
     pub fn file(&self) -> PathBuf {
         self.dir.join(self.file_name.as_str())
@@ -57,7 +66,7 @@ impl Skill {
     /// The name of the skill folder; for a single-skill plugin, whose folder
     /// is a version folder (`1.0.0`), the plugin's name.
     pub fn folder(&self) -> Cow<'_, str> {
-        match &self.plugin {
+        match &self.root.plugin {
             Some(plugin) if plugin.install_path == *self.dir => Cow::Borrowed(&plugin.name),
             _ => self
                 .dir
@@ -76,9 +85,11 @@ impl Skill {
             dir: Path::new(&format!("/skills/{name}")).into(),
             file_name: SkillFile::Upper,
             source: Source::User,
-            root: Path::new("/skills").into(),
-            plugin: None,
-            fence: None,
+            root: Arc::new(Root::new(
+                "/skills".into(),
+                Source::User,
+                crate::roots::Layout::Folders,
+            )),
             parsed: Arc::new(Parsed::new(
                 name,
                 crate::parse::NameFrom::Frontmatter,

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use hashbrown::HashTable;
@@ -111,7 +111,7 @@ impl Snapshot {
         let failed = failed
             .into_iter()
             .map(|f| {
-                let folder = scan::folder_name(&f.dir);
+                let folder = scan::folder_name(&f.dir).into();
                 let name = full_name(&folder, roots[f.root].plugin.as_deref());
                 (name.to_lowercase(), f)
             })
@@ -356,8 +356,7 @@ struct Collisions {
 
 impl Collisions {
     fn settle(roots: &[Root], found: Vec<Found>) -> Collisions {
-        let root_paths: Vec<Arc<Path>> =
-            roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
+        let shared_roots: Vec<Arc<Root>> = roots.iter().cloned().map(Arc::new).collect();
         let mut winners: Vec<(String, Skill)> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
@@ -369,9 +368,7 @@ impl Collisions {
                 dir: found.dir,
                 file_name: found.file_name,
                 source: root.source,
-                root: Arc::clone(&root_paths[found.root]),
-                plugin: root.plugin.clone(),
-                fence: root.fence.clone(),
+                root: Arc::clone(&shared_roots[found.root]),
                 parsed: found.parsed,
             };
             let key = skill.name.to_lowercase();
@@ -426,17 +423,20 @@ fn lowercase_equals(text: &str, lower: &str) -> bool {
 }
 
 /// Plugin skills are named `plugin:skill`, unless the frontmatter name is
-/// already namespaced (holds a `:`).
-fn full_name(name: &str, plugin: Option<&Plugin>) -> String {
+/// already namespaced (holds a `:`); other skills share the frontmatter's.
+fn full_name(name: &Arc<str>, plugin: Option<&Plugin>) -> Arc<str> {
     match plugin {
-        Some(plugin) if !name.contains(':') => format!("{}:{name}", plugin.name),
-        _ => name.to_owned(),
+        Some(plugin) if !name.contains(':') => format!("{}:{name}", plugin.name).into(),
+        _ => Arc::clone(name),
     }
 }
 
 fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
     let why = if winner.source == loser.source {
-        format!("{} comes first in the search order", winner.root.display())
+        format!(
+            "{} comes first in the search order",
+            winner.root.path.display()
+        )
     } else {
         format!(
             "{} skills take precedence over {} skills",
@@ -461,7 +461,7 @@ mod tests {
     use crate::roots::Layout;
     use crate::scan::scan;
 
-    fn write(dir: &Path, name: &str, description: &str) {
+    fn write(dir: &std::path::Path, name: &str, description: &str) {
         std::fs::create_dir_all(dir.join(name)).unwrap();
         let text = format!("---\nname: {name}\ndescription: {description}\n---\n");
         std::fs::write(dir.join(name).join("SKILL.md"), text).unwrap();

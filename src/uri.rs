@@ -14,7 +14,8 @@
 //! hyphens, at most 64 characters); rmcp refuses a whole `skills/list` page
 //! that holds one entry breaking it. So the server leaves out skills whose
 //! frontmatter lacks either (the tool serves them with a name from the
-//! folder, a description from the body) or whose name breaks the rule, and
+//! folder, a description from the body), whose description is longer than
+//! the specification allows, or whose name breaks the rule, and
 //! `skillserve check` says which, both asking this module (and for names,
 //! rmcp's own validator).
 
@@ -162,6 +163,20 @@ pub fn unlistable(skill: &Skill) -> Option<Unlistable> {
                 "write the description as text (in quotes if it is a number)".into(),
             );
         }
+    }
+    // Counted as the extension counts (Unicode code points, as written).
+    let chars = parsed.description.chars().count();
+    if chars > spec::MAX_DESCRIPTION_CHARS {
+        return Some(Unlistable {
+            why: format!(
+                "its description has {chars} characters, over the {} the Agent Skills specification allows",
+                spec::MAX_DESCRIPTION_CHARS
+            ),
+            fix: format!(
+                "keep the description to {} characters: what the skill does and when to use it",
+                spec::MAX_DESCRIPTION_CHARS
+            ),
+        });
     }
     let name = parsed.name.as_ref();
     // Most names are plain lowercase ASCII: accepted without the Unicode

@@ -77,7 +77,7 @@ fn skill_prompt() -> Prompt {
 fn skill_as_prompt(skill: &Skill) -> Prompt {
     let description = skill.description();
     Prompt::new(
-        skill.name.as_str(),
+        &*skill.name,
         Some(description).filter(|d| !d.is_empty()),
         Some(vec![task_argument()]),
     )
@@ -170,12 +170,12 @@ pub fn matching_names<'a>(served: &'a Served, typed: &str) -> Vec<&'a str> {
             s.name.to_lowercase().starts_with(&typed)
                 || s.short_name().to_lowercase().starts_with(&typed)
         })
-        .map(|s| s.name.as_str())
+        .map(|s| &*s.name)
         .collect();
     if !typed.is_empty() {
         let fuzzy = snapshot.search(&typed, MAX_COMPLETIONS);
         for skill in fuzzy {
-            if !names.contains(&skill.name.as_str()) {
+            if !names.contains(&&*skill.name) {
                 names.push(&skill.name);
             }
         }

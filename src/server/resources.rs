@@ -41,7 +41,7 @@ pub fn list(
     let resources = items
         .iter()
         .map(|skill| {
-            let resource = Resource::new(uri::skill_md(&skill.name), skill.name.as_str())
+            let resource = Resource::new(uri::skill_md(&skill.name), &*skill.name)
                 .with_mime_type("text/markdown");
             let description = skill.description();
             if description.is_empty() {
@@ -168,7 +168,7 @@ pub fn complete(
         return None;
     }
     let typed = request.argument.value.as_str();
-    match request.argument.name.as_str() {
+    match &*request.argument.name {
         "name" => {
             let names = prompts::matching_names(served, &typed.replace('/', ":"));
             let paths: Vec<String> = names.iter().map(|name| name.replace(':', "/")).collect();

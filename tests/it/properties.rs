@@ -59,13 +59,11 @@ fn frontmatter_like() -> impl Strategy<Value = String> {
 /// A skill as the scan would produce it: a name without control characters.
 fn skill(index: usize, name: &str, description: &str) -> Skill {
     Skill {
-        name: name.to_owned(),
+        name: name.into(),
         dir: Path::new(&format!("/skills/{index}")).into(),
         file_name: SkillFile::Upper,
         source: Source::User,
-        root: std::path::Path::new("/skills").into(),
-        plugin: None,
-        fence: None,
+        root: Arc::new(Root::new("/skills".into(), Source::User, Layout::Folders)),
         parsed: Arc::new(Parsed::new(
             name,
             NameFrom::Frontmatter,

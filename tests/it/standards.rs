@@ -41,6 +41,13 @@ fn written() -> Fixture {
         "skills/undescribed/SKILL.md",
         "---\nname: undescribed\n---\n\nThe body says what it does.\n",
     );
+    fixture.write(
+        "skills/long/SKILL.md",
+        &format!(
+            "---\nname: long\ndescription: {}\n---\n",
+            "word ".repeat(206)
+        ),
+    );
     fixture
 }
 
@@ -102,6 +109,8 @@ async fn skills_list_and_skills_get_show_the_frontmatter_as_written() {
          fix: add `name: nameless` to the frontmatter\n",
         "note[not-in-skills-list]: 'undescribed' is left out of `skills/list` (the MCP skills extension): its frontmatter has no `description`, and an entry shows the frontmatter as written; the `skill` tool, prompts and resources still serve it\n    \
          fix: add a `description` that says what the skill does and when to use it\n",
+        "note[not-in-skills-list]: 'long' is left out of `skills/list` (the MCP skills extension): its description has 1029 characters, over the 1024 the Agent Skills specification allows; the `skill` tool, prompts and resources still serve it\n    \
+         fix: keep the description to 1024 characters: what the skill does and when to use it\n",
     ] {
         assert!(stdout.contains(note), "{note}\nnot in:\n{stdout}");
     }
@@ -208,6 +217,7 @@ async fn skill_prompts_come_first_and_the_skill_prompt_answers_any_name() {
         [
             "folded",
             "literal",
+            "long",
             "nameless",
             "plain",
             "undescribed",
