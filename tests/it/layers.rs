@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
         "text",
     ],
     &["config", "disk"],
-    &["contents", "parse", "roots"],
+    &["contents", "parse", "roots", "tokens"],
     &["files", "plugins", "skill"],
     &["scan", "search"],
     &["snapshot"],
