@@ -492,6 +492,8 @@ pub enum UsageError {
     Url { what: &'static str, value: String },
     #[error("no config folder to keep the token file in (HOME is not set); give --file FILE")]
     NoTokenFile,
+    #[error("--auth-tokens {0}")]
+    TokenFile(#[from] crate::tokens::TokenError),
 }
 
 /// `--description-budget` (the default when not given), refused under
@@ -590,7 +592,12 @@ impl Cli {
         };
         let addr = parse_addr(addr)?;
         let tokens = match &serve.auth_tokens {
-            Some(file) => Some(expand_path("--auth-tokens", file, env)?),
+            Some(file) => {
+                let path = expand_path("--auth-tokens", file, env)?;
+                // Read once here, so that a bad file stops start-up.
+                crate::tokens::TokenFile::read(&path)?;
+                Some(path)
+            }
             None => None,
         };
         let oauth = match (&serve.oauth_issuer, &serve.oauth_audience) {

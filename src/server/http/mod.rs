@@ -390,6 +390,9 @@ async fn mcp(
         return response;
     };
     let (parts, body) = request.into_parts();
+    // A request is in flight from here: SIGTERM waits for it, also while
+    // its body is still arriving.
+    let in_flight = InFlight::enter(state);
     let body = if parts.method == Method::POST {
         match read_body(&parts.headers, body).await {
             Ok(body) => body,
@@ -402,7 +405,7 @@ async fn mcp(
     entry.stream =
         parts.method == Method::GET || entry.rpc.as_deref() == Some("subscriptions/listen");
     if !entry.stream {
-        held.in_flight = Some(InFlight::enter(state));
+        held.in_flight = Some(in_flight);
         // A session's requests in flight are bounded as on stdio: one more
         // waits for an answer to leave.
         let session = parts
