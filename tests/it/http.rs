@@ -509,3 +509,211 @@ fn token_new_prints_a_token_once_and_keeps_only_its_hash() {
     assert_eq!(default.status.code(), Some(0), "{}", default.stderr);
     assert!(fixture.path("home/.config/skillserve/tokens").is_file());
 }
+
+/// An OAuth issuer for the tests: its metadata and key set served from a
+/// loopback port, and ES256 keys to sign tokens with.
+struct Issuer {
+    url: String,
+    keys: std::sync::Arc<std::sync::Mutex<Vec<(String, p256::ecdsa::SigningKey)>>>,
+    /// How often the key set was fetched.
+    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Issuer {
+    fn start() -> Issuer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let issuer = Issuer {
+            url: url.clone(),
+            keys: Default::default(),
+            fetches: Default::default(),
+        };
+        issuer.add_key("k1");
+        let (keys, fetches) = (issuer.keys.clone(), issuer.fetches.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let mut request = [0u8; 4096];
+                let n = std::io::Read::read(&mut stream, &mut request).unwrap_or(0);
+                let request = String::from_utf8_lossy(&request[..n]);
+                let path = request.split(' ').nth(1).unwrap_or("").to_owned();
+                let body = match path.as_str() {
+                    "/.well-known/oauth-authorization-server" => {
+                        json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string()
+                    }
+                    "/jwks" => {
+                        fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let keys = keys.lock().unwrap();
+                        json!({"keys": keys.iter().map(|(kid, key)| jwk(kid, key)).collect::<Vec<_>>()}).to_string()
+                    }
+                    _ => String::new(),
+                };
+                let status = if body.is_empty() {
+                    "404 Not Found"
+                } else {
+                    "200 OK"
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        issuer
+    }
+
+    fn add_key(&self, kid: &str) {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).unwrap();
+        let key = p256::ecdsa::SigningKey::from_slice(&secret).unwrap();
+        self.keys.lock().unwrap().push((kid.to_owned(), key));
+    }
+
+    /// A token signed with key `kid`, with `claims` over the defaults.
+    fn token(&self, kid: &str, claims: Value) -> String {
+        use base64::Engine;
+        use p256::ecdsa::signature::Signer;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let mut payload = json!({
+            "iss": self.url, "aud": "https://skills.example.com/mcp",
+            "sub": "alice@example.com", "iat": now, "nbf": now - 10, "exp": now + 600
+        });
+        for (key, value) in claims.as_object().unwrap() {
+            payload[key] = value.clone();
+        }
+        let header = json!({"alg": "ES256", "typ": "JWT", "kid": kid});
+        let signed = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(payload.to_string().as_bytes())
+        );
+        let keys = self.keys.lock().unwrap();
+        let key = &keys.iter().find(|(k, _)| k == kid).expect("a key").1;
+        let signature: p256::ecdsa::Signature = key.sign(signed.as_bytes());
+        format!("{signed}.{}", b64(&signature.to_bytes()))
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The public JWK of `key`.
+fn jwk(kid: &str, key: &p256::ecdsa::SigningKey) -> Value {
+    use base64::Engine;
+    let point = key.verifying_key().to_encoded_point(false);
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    json!({
+        "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())
+    })
+}
+
+#[test]
+fn oauth_tokens_are_checked_against_the_issuers_keys() {
+    let issuer = Issuer::start();
+    let fixture = files_fixture();
+    let mut args = FILES_ARGS.to_vec();
+    args.extend([
+        "--oauth-issuer",
+        &issuer.url,
+        "--oauth-audience",
+        "https://skills.example.com/mcp",
+    ]);
+    let server = HttpServer::ready(&fixture, &args);
+    let list = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        server.stateless(1, "tools/list", json!({}), &[("Authorization", &bearer)])
+    };
+    let metadata = format!(
+        "http://127.0.0.1:{}/.well-known/oauth-protected-resource/mcp",
+        server.port
+    );
+
+    let missing = server.stateless(1, "tools/list", json!({}), &[]);
+    assert_eq!(missing.status, 401);
+    assert_eq!(
+        missing.header("www-authenticate").unwrap(),
+        format!("Bearer realm=\"skillserve\", resource_metadata=\"{metadata}\"")
+    );
+    let document = server.get("/.well-known/oauth-protected-resource/mcp", &[]);
+    assert_eq!(document.status, 200);
+    let document: Value = serde_json::from_str(&document.body).unwrap();
+    assert_eq!(document["authorization_servers"], json!([issuer.url]));
+    assert_eq!(
+        document["resource"],
+        format!("http://127.0.0.1:{}/mcp", server.port)
+    );
+
+    assert_eq!(list(&issuer.token("k1", json!({}))).status, 200);
+    server.wait_for_log("POST /mcp tools/list 200");
+    assert!(
+        server.log().contains(" oauth:alice@example.com"),
+        "{}",
+        server.log()
+    );
+
+    let refused = |claims: Value, reason: &str| {
+        let response = list(&issuer.token("k1", claims));
+        assert_eq!(response.status, 401, "{reason}");
+        assert_eq!(
+            response.header("www-authenticate").unwrap(),
+            format!(
+                "Bearer realm=\"skillserve\", resource_metadata=\"{metadata}\", error=\"invalid_token\", error_description=\"{reason}\""
+            )
+        );
+    };
+    refused(json!({"exp": 1_000_000}), "the token has expired");
+    refused(
+        json!({"aud": "https://other.example.com/mcp"}),
+        "the token is for another audience",
+    );
+    refused(
+        json!({"iss": "https://evil.example.com"}),
+        "the token is from another issuer",
+    );
+    refused(
+        json!({"nbf": 9_999_999_999u64}),
+        "the token is not valid yet",
+    );
+    let forged = {
+        let token = issuer.token("k1", json!({}));
+        let (signed, _) = token.rsplit_once('.').unwrap();
+        format!("{signed}.{}", "A".repeat(86))
+    };
+    assert_eq!(list(&forged).status, 401);
+    let hs256 = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
+    assert!(
+        list(hs256)
+            .header("www-authenticate")
+            .unwrap()
+            .contains("error_description=\"the token's algorithm is not accepted\"")
+    );
+
+    // A new key: refused while fetching again is rate-limited, then found.
+    let fetched = issuer.fetches();
+    issuer.add_key("k2");
+    let rotated = issuer.token("k2", json!({}));
+    assert!(
+        list(&rotated)
+            .header("www-authenticate")
+            .unwrap()
+            .contains("the token was signed with an unknown key")
+    );
+    assert_eq!(issuer.fetches(), fetched, "no fetch within the rate limit");
+    let start = std::time::Instant::now();
+    while list(&rotated).status != 200 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "k2 never fetched"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_eq!(issuer.fetches(), fetched + 1);
+    assert!(!server.log().contains(&rotated), "a token was logged");
+}
