@@ -535,9 +535,25 @@ impl ServerHandler for SkillServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // 2026-07-28 removed `initialize` and `ping`: a request of that era
+        // for them names a method that does not exist.
+        let stateless = context
+            .meta
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
         let problem = match request.method.as_str() {
+            "initialize" | "ping" if stateless => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {} (removed in protocol 2026-07-28)",
+                        request.method
+                    ),
+                    None,
+                ));
+            }
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
             "tools/list" | "prompts/list" => request.params_as::<PaginatedRequestParams>().err(),
             "prompts/get" => request.params_as::<GetPromptRequestParams>().err(),

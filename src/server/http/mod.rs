@@ -416,10 +416,17 @@ async fn mcp(
             held.permit = permits.acquire_owned().await.ok();
         }
     }
-    ready
+    let ending = parts.method == Method::DELETE;
+    let mut response = ready
         .mcp
         .handle(Request::from_parts(parts, Full::new(body)))
-        .await
+        .await;
+    // rmcp answers an ended session with 202; clients (the Python SDK) expect
+    // a success without content.
+    if ending && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// The body of a POST, at most [`MAX_BODY_BYTES`] (else 413).
