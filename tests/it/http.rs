@@ -717,3 +717,55 @@ fn oauth_tokens_are_checked_against_the_issuers_keys() {
     assert_eq!(issuer.fetches(), fetched + 1);
     assert!(!server.log().contains(&rotated), "a token was logged");
 }
+
+#[test]
+fn abandoned_sessions_stay_within_the_cap_and_the_oldest_makes_room() {
+    let fixture = files_fixture();
+    let mut args = FILES_ARGS.to_vec();
+    args.extend(["--max-sessions", "20", "--metrics"]);
+    let server = HttpServer::ready(&fixture, &args);
+    let first = server.initialize(&[]);
+    let mut last = String::new();
+    for _ in 0..60 {
+        last = server.initialize(&[]);
+    }
+    let metrics = server.get("/metrics", &[]).body;
+    assert!(metrics.contains("\nskillserve_sessions 20\n"), "{metrics}");
+    assert!(metrics.contains("\nskillserve_sessions_evicted_total 41\n"), "{metrics}");
+    // The session idle longest was ended: its client must start again.
+    let gone = server.session_request(&first, 1, "tools/list", json!({}), &[]);
+    assert_eq!(gone.status, 404);
+    let alive = server.session_request(&last, 1, "tools/list", json!({}), &[]);
+    assert_eq!(alive.status, 200);
+    assert_eq!(
+        server.log().matches("sessions are open (--max-sessions)").count(),
+        1,
+        "logged once"
+    );
+}
+
+#[test]
+fn clients_that_send_half_a_request_are_cut_off_and_slow_nobody() {
+    let fixture = files_fixture();
+    let server = HttpServer::ready(&fixture, FILES_ARGS);
+    let mut slow: Vec<std::net::TcpStream> = (0..50)
+        .map(|_| {
+            let mut stream = server.connect();
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                .unwrap();
+            stream
+        })
+        .collect();
+    // Everyone else is served meanwhile.
+    for id in 0..5 {
+        assert_eq!(server.stateless(id, "tools/list", json!({}), &[]).status, 200);
+    }
+    // The header read timeout closes each half-sent request.
+    for stream in &mut slow {
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(stream, &mut rest);
+        let text = String::from_utf8_lossy(&rest);
+        assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+    }
+}
