@@ -151,7 +151,8 @@ async fn load(
     let started = Instant::now();
     let mut clients = Vec::new();
     for client in 0..options.sessions {
-        let (port, names, bearer, calls) = (server.port, names.clone(), bearer.clone(), options.calls);
+        let (port, names, bearer, calls) =
+            (server.port, names.clone(), bearer.clone(), options.calls);
         clients.push(tokio::spawn(async move {
             let mut connection = Connection::open(port, bearer).await;
             if sessions {
@@ -160,7 +161,9 @@ async fn load(
             let mut latencies = Vec::with_capacity(calls);
             let mut seed = client as u64 * 7919 + 1;
             for id in 0..calls {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let name = &names[(seed >> 33) as usize % names.len()];
                 let started = Instant::now();
                 connection.call(id as u64 + 1, name, sessions).await;
@@ -218,13 +221,11 @@ impl Connection {
                 &[],
             )
             .await;
-        self.session = headers
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("mcp-session-id")
-                    .then(|| value.trim().to_owned())
-            });
+        self.session = headers.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        });
         assert!(self.session.is_some(), "no session: {headers}");
         self.post(
             &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -259,7 +260,11 @@ impl Connection {
 
     async fn end_session(&mut self) {
         let head = self.head("DELETE", 0, &[]);
-        self.reader.get_mut().write_all(head.as_bytes()).await.unwrap();
+        self.reader
+            .get_mut()
+            .write_all(head.as_bytes())
+            .await
+            .unwrap();
         self.response().await;
     }
 
@@ -309,7 +314,8 @@ impl Connection {
         let header = |name: &str| {
             head.lines().find_map(|line| {
                 let (key, value) = line.split_once(':')?;
-                key.eq_ignore_ascii_case(name).then(|| value.trim().to_owned())
+                key.eq_ignore_ascii_case(name)
+                    .then(|| value.trim().to_owned())
             })
         };
         let mut body = Vec::new();
@@ -342,12 +348,22 @@ struct Server {
 impl Server {
     fn start(bin: &Path, corpus: &Path, work: &Path, extra: &[String]) -> Server {
         let mut child = Command::new(bin)
-            .args(["serve", "--http", "127.0.0.1:0", "--no-user", "--no-plugins", "--skills-dir"])
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--no-user",
+                "--no-plugins",
+                "--skills-dir",
+            ])
             .arg(corpus)
             .args(extra)
             .env_clear()
             .env("HOME", work)
-            .env("SKILLSERVE_LOG", "warn,skillserve=info,skillserve::access=warn")
+            .env(
+                "SKILLSERVE_LOG",
+                "warn,skillserve=info,skillserve::access=warn",
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -384,7 +400,8 @@ impl Server {
         let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
         };
-        let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let _ = stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         let mut answer = String::new();
         let _ = stream.read_to_string(&mut answer);
         answer.starts_with("HTTP/1.1 200")
@@ -482,7 +499,11 @@ impl Issuer {
                     let mut request = [0u8; 4096];
                     let n = stream.read(&mut request).await.unwrap_or(0);
                     let request = String::from_utf8_lossy(&request[..n]);
-                    let body = if request.starts_with("GET /jwks") { jwks } else { metadata };
+                    let body = if request.starts_with("GET /jwks") {
+                        jwks
+                    } else {
+                        metadata
+                    };
                     let response = format!(
                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()

@@ -261,6 +261,39 @@ fn foreign_origins_get_403_and_loopback_or_allowed_ones_pass() {
     assert_eq!(with_origin("http://localhost.evil.example:8080"), 403);
     assert_eq!(with_origin("http://localhost:6274"), 200);
     assert_eq!(with_origin("https://app.example.com"), 200);
+    // A page of an allowed origin may call /mcp (CORS).
+    let preflight = server.request(
+        "OPTIONS",
+        "/mcp",
+        &[
+            ("Origin", "https://app.example.com"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        None,
+    );
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://app.example.com")
+    );
+    assert_eq!(
+        preflight.header("access-control-allow-methods"),
+        Some("GET, POST, DELETE")
+    );
+    let allowed = server.stateless(
+        1,
+        "tools/list",
+        json!({}),
+        &[("Origin", "https://app.example.com")],
+    );
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://app.example.com")
+    );
+    assert_eq!(
+        allowed.header("access-control-expose-headers"),
+        Some("Mcp-Session-Id, WWW-Authenticate")
+    );
     let refused = server.get("/healthz", &[("Origin", "http://evil.example")]);
     assert_eq!(refused.status, 403);
     assert_eq!(
@@ -731,14 +764,20 @@ fn abandoned_sessions_stay_within_the_cap_and_the_oldest_makes_room() {
     }
     let metrics = server.get("/metrics", &[]).body;
     assert!(metrics.contains("\nskillserve_sessions 20\n"), "{metrics}");
-    assert!(metrics.contains("\nskillserve_sessions_evicted_total 41\n"), "{metrics}");
+    assert!(
+        metrics.contains("\nskillserve_sessions_evicted_total 41\n"),
+        "{metrics}"
+    );
     // The session idle longest was ended: its client must start again.
     let gone = server.session_request(&first, 1, "tools/list", json!({}), &[]);
     assert_eq!(gone.status, 404);
     let alive = server.session_request(&last, 1, "tools/list", json!({}), &[]);
     assert_eq!(alive.status, 200);
     assert_eq!(
-        server.log().matches("sessions are open (--max-sessions)").count(),
+        server
+            .log()
+            .matches("sessions are open (--max-sessions)")
+            .count(),
         1,
         "logged once"
     );
@@ -759,13 +798,19 @@ fn clients_that_send_half_a_request_are_cut_off_and_slow_nobody() {
         .collect();
     // Everyone else is served meanwhile.
     for id in 0..5 {
-        assert_eq!(server.stateless(id, "tools/list", json!({}), &[]).status, 200);
+        assert_eq!(
+            server.stateless(id, "tools/list", json!({}), &[]).status,
+            200
+        );
     }
     // The header read timeout closes each half-sent request.
     for stream in &mut slow {
         let mut rest = Vec::new();
         let _ = std::io::Read::read_to_end(stream, &mut rest);
         let text = String::from_utf8_lossy(&rest);
-        assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+        assert!(
+            text.is_empty() || text.starts_with("HTTP/1.1 408"),
+            "{text}"
+        );
     }
 }

@@ -309,7 +309,13 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body>
         stream: false,
     };
     let mut held = Held::default();
-    let response = route(&state, request, &mut entry, &mut held).await;
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let mut response = route(&state, request, &mut entry, &mut held).await;
+    if let Some(origin) = origin
+        && response.status() != StatusCode::FORBIDDEN
+    {
+        allow_cross_origin(response.headers_mut(), origin);
+    }
     let status = response.status();
     response.map(|body| {
         Tracked {
@@ -353,6 +359,8 @@ async fn route(
     let path = request.uri().path();
     let method = request.method();
     match path {
+        // A browser's preflight, from an origin allowed above.
+        "/mcp" if method == Method::OPTIONS => preflight(),
         "/mcp" => mcp(state, request, entry, held).await,
         "/healthz" if method == Method::GET || method == Method::HEAD => health(state),
         "/metrics" if state.http.metrics && method == Method::GET => metrics(state),
@@ -426,6 +434,39 @@ async fn mcp(
     if ending && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
+    response
+}
+
+/// The headers a browser page needs to call `/mcp` from an allowed origin
+/// (CORS), and to read the session id and the challenge.
+fn allow_cross_origin(headers: &mut HeaderMap, origin: http::HeaderValue) {
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    headers.insert(header::VARY, http::HeaderValue::from_static("Origin"));
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        http::HeaderValue::from_static("Mcp-Session-Id, WWW-Authenticate"),
+    );
+}
+
+/// 204 to a CORS preflight of `/mcp`: the methods and headers MCP uses.
+fn preflight() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        http::HeaderValue::from_static("GET, POST, DELETE"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        http::HeaderValue::from_static(
+            "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID",
+        ),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        http::HeaderValue::from_static("600"),
+    );
     response
 }
 

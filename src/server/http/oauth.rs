@@ -27,6 +27,13 @@ const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
 const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 /// One fetch takes at most this long.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// A checked token is taken as checked for at most this long (and never past
+/// its `exp`): a client sends the same token with every request, and
+/// checking an ES256 signature costs more than answering the request
+/// (measured: 870 against 2,795 calls/s with bearer tokens).
+const CHECKED_FOR: Duration = Duration::from_secs(300);
+/// Tokens remembered as checked; the memory is emptied when it is full.
+const MAX_CHECKED: usize = 10_000;
 
 /// The signature algorithms accepted: asymmetric only (a shared secret would
 /// let the server mint tokens; `none` is never accepted).
@@ -51,6 +58,9 @@ pub struct Verifier {
     keys: std::sync::Mutex<Keys>,
     /// Held by the one fetch under way.
     fetching: tokio::sync::Mutex<()>,
+    /// Tokens checked lately, by SHA-256: who they name and until when they
+    /// may be taken as checked.
+    checked: std::sync::Mutex<HashMap<[u8; 32], (String, Instant)>>,
 }
 
 #[derive(Default)]
@@ -91,6 +101,7 @@ pub enum Refusal {
 struct Claims {
     sub: Option<String>,
     client_id: Option<String>,
+    exp: u64,
 }
 
 /// The issuer's metadata, as far as it matters here.
@@ -106,6 +117,7 @@ impl Verifier {
             oauth,
             keys: std::sync::Mutex::new(Keys::default()),
             fetching: tokio::sync::Mutex::new(()),
+            checked: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -130,6 +142,33 @@ impl Verifier {
 
     /// Checks `token`; on success, who it names (`sub`, else `client_id`).
     pub async fn verify(&self, token: &str) -> Result<String, Refusal> {
+        use sha2::Digest;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let remembered = self.remembered().get(&digest).cloned();
+        if let Some((subject, until)) = remembered
+            && Instant::now() < until
+        {
+            return Ok(subject);
+        }
+        let (subject, expires) = self.check(token).await?;
+        let until = Instant::now() + CHECKED_FOR.min(expires);
+        let mut checked = self.remembered();
+        if checked.len() >= MAX_CHECKED {
+            checked.clear();
+        }
+        checked.insert(digest, (subject.clone(), until));
+        Ok(subject)
+    }
+
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (String, Instant)>> {
+        self.checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Checks `token`'s signature and claims; who it names, and how long
+    /// until it expires.
+    async fn check(&self, token: &str) -> Result<(String, Duration), Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Refusal::Malformed)?;
         if !ALGORITHMS.contains(&header.alg) {
             return Err(Refusal::Algorithm);
@@ -156,10 +195,13 @@ impl Verifier {
             }
         })?;
         let claims = data.claims;
-        Ok(claims
+        let now = jsonwebtoken::get_current_timestamp();
+        let expires = Duration::from_secs(claims.exp.saturating_sub(now));
+        let subject = claims
             .sub
             .or(claims.client_id)
-            .unwrap_or_else(|| "(no subject)".to_owned()))
+            .unwrap_or_else(|| "(no subject)".to_owned());
+        Ok((subject, expires))
     }
 
     /// The key a token with this `kid` was signed with: from the cache, or
