@@ -8,12 +8,12 @@
 //! runs SESSIONS clients at once, each making CALLS `tools/call` round trips
 //! over one keep-alive connection, every call for a random skill:
 //!
-//!   * sessions:   2025-11-25 clients (`initialize`, then calls naming the
-//!                 session; each answer is an SSE stream);
-//!   * stateless:  2026-07-28 clients (per-request `_meta`, JSON answers);
-//!   * tokens:     stateless, with a bearer token (`--auth-tokens`);
-//!   * jwt:        stateless, with an ES256 JWT checked against a JWKS this
-//!                 program serves (`--oauth-issuer`).
+//!   * sessions: 2025-11-25 clients (`initialize`, then calls naming the
+//!     session; each answer is an SSE stream);
+//!   * stateless: 2026-07-28 clients (per-request `_meta`, JSON answers);
+//!   * tokens: stateless, with a bearer token (`--auth-tokens`);
+//!   * jwt: stateless, with an ES256 JWT checked against a JWKS this program
+//!     serves (`--oauth-issuer`).
 //!
 //! Prints, per scenario: calls per second, p50 and p99 of the round trip,
 //! and the server's resident memory (peak while loaded, and after the
