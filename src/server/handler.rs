@@ -24,7 +24,7 @@ use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
 use crate::render;
-use crate::server::registry::{Registry, Served};
+use crate::server::registry::{Changes, Registry, Served};
 use crate::server::rescan::Caller;
 use crate::server::{prompts, resources, skills};
 
@@ -92,6 +92,9 @@ pub struct SkillServer {
     /// Cancelled when the handler is dropped (its session ended): ends the
     /// session's list-changed task.
     ended: CancellationToken,
+    /// The changes since the handler was made (before the client's
+    /// `initialized` arrives, so none is missed), for its list-changed task.
+    changes: std::sync::Mutex<Option<Changes>>,
     _end_on_drop: DropGuard,
 }
 
@@ -103,6 +106,7 @@ impl SkillServer {
     ) -> SkillServer {
         let ended = CancellationToken::new();
         SkillServer {
+            changes: std::sync::Mutex::new(Some(registry.changes())),
             caller,
             registry,
             prompts: options.prompts,
@@ -151,12 +155,11 @@ fn client_name(name: Option<String>) -> Option<String> {
 /// cancelled or the client has gone. A 2026-07-28 client hears of changes
 /// only on the `subscriptions/listen` streams it opens (`listen`).
 fn notify_changes(
-    registry: &Registry,
+    mut changes: Changes,
     peer: Peer<RoleServer>,
     (prompts, resources): (bool, bool),
     ended: CancellationToken,
 ) {
-    let mut changes = registry.changes();
     tokio::spawn(async move {
         loop {
             let changed = tokio::select! {
@@ -311,12 +314,19 @@ impl ServerHandler for SkillServer {
         ) {
             tracing::debug!(client = %name, "client initialized");
         }
-        notify_changes(
-            &self.registry,
-            context.peer,
-            (self.prompts, self.resources),
-            self.ended.clone(),
-        );
+        let changes = self
+            .changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(changes) = changes {
+            notify_changes(
+                changes,
+                context.peer,
+                (self.prompts, self.resources),
+                self.ended.clone(),
+            );
+        }
     }
 
     async fn list_tools(
