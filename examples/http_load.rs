@@ -16,8 +16,9 @@
 //!     serves (`--oauth-issuer`).
 //!
 //! Prints, per scenario: calls per second, p50 and p99 of the round trip,
-//! and the server's resident memory (peak while loaded, and after the
-//! clients have gone). A raw HTTP/1.1 client over tokio keeps the client's
+//! the server's CPU time per call (which, unlike the rate, does not depend on
+//! what else runs on the machine), and its resident memory (peak while
+//! loaded, and after the clients have gone). A raw HTTP/1.1 client over tokio keeps the client's
 //! own cost small; the machine's two cores are shared by both sides.
 
 use std::path::{Path, PathBuf};
@@ -85,8 +86,8 @@ async fn run(options: Options) {
         options.bin.display()
     );
     println!(
-        "{:<10} {:>9} {:>9} {:>9} {:>12} {:>12}",
-        "scenario", "calls/s", "p50 ms", "p99 ms", "peak RSS MB", "after RSS MB"
+        "{:<10} {:>9} {:>9} {:>9} {:>13} {:>12} {:>12}",
+        "scenario", "calls/s", "p50 ms", "p99 ms", "server CPU µs", "peak RSS MB", "after RSS MB"
     );
     let scenarios: [(&str, Vec<String>, Option<String>, bool); 4] = [
         ("sessions", vec![], None, true),
@@ -111,11 +112,15 @@ async fn run(options: Options) {
     ];
     for (name, extra, bearer, sessions) in scenarios {
         let mut server = Server::start(&options.bin, &corpus, work.path(), &extra);
+        let cpu_before = cpu_ticks(server.child.id());
         let report = load(&server, &options, &names, bearer, sessions).await;
+        let cpu = cpu_ticks(server.child.id()) - cpu_before;
+        // Clock ticks of 10 ms (Linux's USER_HZ) per call, in µs.
+        let cpu_per_call = cpu as f64 * 1e4 / (options.sessions * options.calls) as f64;
         tokio::time::sleep(Duration::from_secs(1)).await;
         let after = server.rss_mb();
         println!(
-            "{name:<10} {:>9.0} {:>9.2} {:>9.2} {:>12.1} {after:>12.1}",
+            "{name:<10} {:>9.0} {:>9.2} {:>9.2} {cpu_per_call:>13.0} {:>12.1} {after:>12.1}",
             report.rate, report.p50, report.p99, report.peak_rss
         );
         server.stop();
@@ -415,6 +420,25 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The CPU time the process has used (user and system), in clock ticks:
+/// unlike the rate, it does not depend on what else the machine runs.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let field = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(14) + field(15)
 }
 
 fn rss_kib(pid: u32) -> u64 {
