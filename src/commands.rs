@@ -16,7 +16,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::files::Files;
 use crate::lint;
-use crate::render;
+use crate::render::{self, Base};
 use crate::roots::Source;
 use crate::scan;
 use crate::skill::Skill;
@@ -308,8 +308,14 @@ pub fn show(
 ) -> io::Result<ExitCode> {
     let files = Files::new(max_file_bytes);
     let answer = match file {
-        None => answer::answer(snapshot, name, &Contents::new(max_file_bytes), &files),
-        Some(file) => match answer::answer_file(snapshot, name, file, &files) {
+        None => answer::answer(
+            snapshot,
+            name,
+            &Contents::new(max_file_bytes),
+            &files,
+            Base::Path,
+        ),
+        Some(file) => match answer::answer_file(snapshot, name, file, &files, Base::Path) {
             FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
                 return write_blocks(out, [text]).map(|()| ExitCode::Success);
             }
