@@ -87,13 +87,13 @@ fn list(bencher: Bencher, name: &str) {
 /// A cached listing: one `stat` per folder read and per file listed.
 #[divan::bench(args = NAMES)]
 fn listing_cached(bencher: Bencher, name: &str) {
-    let dir = skill(name);
+    let dir: std::sync::Arc<Path> = skill(name).into();
     let files = Files::new(1 << 20);
-    let first = files.listing(dir);
-    assert!(std::sync::Arc::ptr_eq(&first, &files.listing(dir)));
+    let first = files.listing(&dir);
+    assert!(std::sync::Arc::ptr_eq(&first, &files.listing(&dir)));
     bencher
         .counter(ItemsCount::new(first.files.len()))
-        .bench(|| files.listing(black_box(dir)));
+        .bench(|| files.listing(black_box(&dir)));
 }
 
 /// What a check of the folders alone would cost (not what the cache does:
@@ -120,24 +120,24 @@ fn stat_folders_only(bencher: Bencher, name: &str) {
 /// Every listed file's digest with an empty cache: read and hash them all.
 #[divan::bench(args = NAMES, sample_count = 20)]
 fn digests_cold(bencher: Bencher, name: &str) {
-    let dir = skill(name);
-    let listing = files::list(dir);
+    let dir: std::sync::Arc<Path> = skill(name).into();
+    let listing = std::sync::Arc::new(files::list(&dir));
     bencher
         .counter(ItemsCount::new(listing.files.len()))
         .with_inputs(|| Files::new(1 << 20))
-        .bench_local_refs(|files| black_box(files.digests(dir, &listing.files).unwrap()));
+        .bench_local_refs(|files| black_box(files.digests(&dir, &listing).unwrap()));
 }
 
 /// Every listed file's digest from the cache: resolve and `stat` each.
 #[divan::bench(args = NAMES)]
 fn digests_cached(bencher: Bencher, name: &str) {
-    let dir = skill(name);
+    let dir: std::sync::Arc<Path> = skill(name).into();
     let files = Files::new(1 << 20);
-    let listing = files.listing(dir);
-    files.digests(dir, &listing.files).unwrap();
+    let listing = files.listing(&dir);
+    files.digests(&dir, &listing).unwrap();
     bencher
         .counter(ItemsCount::new(listing.files.len()))
-        .bench(|| black_box(files.digests(dir, &listing.files).unwrap()));
+        .bench(|| black_box(files.digests(&dir, &listing).unwrap()));
 }
 
 /// Resolving one path a client asked for (checks, two `canonicalize`, one

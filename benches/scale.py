@@ -46,7 +46,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e  # noqa: E402  (the Server client and corpus helpers)
-import freshness  # noqa: E402  (cpu_seconds)
+import freshness  # noqa: E402  (cpu_seconds, settle)
 
 
 def time_cat(skills_dir):
@@ -54,20 +54,6 @@ def time_cat(skills_dir):
     subprocess.run(["sh", "-c", 'find "$1" -name SKILL.md -print0 | xargs -0 cat > /dev/null', "sh", skills_dir],
                    check=True)
     return time.perf_counter() - started
-
-
-def settle(server, quiet=1.0, limit=120.0):
-    """Waits until the server has used no CPU for `quiet` seconds."""
-    deadline = time.perf_counter() + limit
-    last, since = freshness.cpu_seconds(server.proc.pid), time.perf_counter()
-    while time.perf_counter() < deadline:
-        time.sleep(0.1)
-        now = freshness.cpu_seconds(server.proc.pid)
-        if now != last:
-            last, since = now, time.perf_counter()
-        elif time.perf_counter() - since >= quiet:
-            return
-    raise e2e.ServerError(f"still busy {limit} s after start-up")
 
 
 def calls(server, names):
@@ -104,7 +90,7 @@ def skillserve_round(binary, skills_dir, n, names, a):
             server.start()
             figures["start"] = (time.perf_counter() - server.started) * 1e3
             figures["rss-start"] = server.rss_kib() / 1024
-            settle(server)
+            freshness.settle(server)
             figures["rss-settled"] = server.rss_kib() / 1024
             figures["hwm"] = server.rss_kib("VmHWM") / 1024
             before = freshness.cpu_seconds(server.proc.pid)
@@ -137,7 +123,7 @@ def skillserve_round(binary, skills_dir, n, names, a):
         server = e2e.Server(binary, skills_dir, home, a.timeout)
         try:
             server.start()
-            settle(server)
+            freshness.settle(server)
             started = time.perf_counter()
             server.proc.send_signal(signal.SIGTERM)
             code = server.proc.wait(timeout=a.timeout)

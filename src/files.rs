@@ -731,17 +731,23 @@ fn known_type(path: &str) -> Option<Type> {
 /// Listings and digests of skills' files, kept while the files are
 /// unchanged; one per server, shared by every request.
 ///
-/// Memory is bounded: at most [`CACHED_ENTRIES`] listed files and folders
-/// and [`CACHED_DIGESTS`] digests are kept (a few MiB with long paths); past
-/// either, that cache starts over.
+/// The cache holds the whole catalog (a second walk through `skills/list`
+/// hashes nothing): a skill's listing, the folders it was read from
+/// (relative to the skill folder) and the digests of its files, keyed by the
+/// skill folder's path (the snapshot's own, shared). Memory is bounded per
+/// entry (about 150 bytes a file and 70 a folder, besides the paths), and in
+/// all: the listings of skills no longer served are dropped after each
+/// refresh that changed the skills ([`Files::keep_only`]), and past
+/// [`Files::bound`] files and folders the cache starts over, which only a
+/// catalog of thousands of files per skill reaches.
 pub struct Files {
     max_file_bytes: u64,
     listings: Mutex<Listings>,
-    digests: Mutex<HashMap<PathBuf, Sum>>,
 }
 
-/// A file's version when it was hashed, its SHA-256 and the bytes hashed.
-type Sum = (Stamp, [u8; 32], u64);
+/// A digest and the version of the file it was computed from (whose size
+/// is the number of bytes hashed).
+type Sum = (Stamp, [u8; 32]);
 
 /// A file's digest and the size of the bytes it was computed over (the
 /// listing's size may be older: see [`Files::folder_listing`]).
@@ -750,31 +756,58 @@ pub struct Hashed {
     /// `sha256:` and 64 lowercase hex digits.
     pub digest: String,
     pub size: u64,
+    /// Read and hashed now (not kept from before).
+    pub fresh: bool,
 }
 
-/// At most this many files and folders are kept, over all cached listings.
-const CACHED_ENTRIES: usize = 32 * 1024;
-/// At most this many digests are kept.
-const CACHED_DIGESTS: usize = 16 * 1024;
+/// Files and folders kept at least, over all cached listings; more with
+/// more skills ([`Files::keep_only`]).
+const MIN_CACHED_ENTRIES: usize = 32 * 1024;
+/// Files and folders kept per served skill, on average, at most.
+const CACHED_ENTRIES_PER_SKILL: usize = 64;
 
-#[derive(Default)]
 struct Listings {
-    /// By skill folder and listed folder.
-    by_folder: HashMap<(PathBuf, String), Arc<Checked>>,
+    /// By skill folder: the whole skill's listing, and those of the folders
+    /// asked for one by one (directory reads, calls with a folder).
+    by_skill: HashMap<Arc<Path>, Kept>,
     /// The files and folders they hold.
     entries: usize,
+    /// Past this many, the cache starts over.
+    bound: usize,
 }
 
-/// A listing and the folder versions it was made from.
+#[derive(Default)]
+struct Kept {
+    whole: Option<Arc<Checked>>,
+    folders: HashMap<Box<str>, Arc<Checked>>,
+}
+
+/// A listing, the folder versions it was made from, and the digests of its
+/// files once asked for.
 struct Checked {
     listing: Arc<Listing>,
-    dirs: Vec<(PathBuf, Stamp)>,
+    /// Relative to the skill folder when inside it ("" for the skill folder
+    /// itself), else absolute (where a symlinked file's folder is reached
+    /// another way).
+    dirs: Vec<(Box<Path>, Stamp)>,
+    /// Parallel to `listing.files`.
+    digests: Mutex<Option<Box<[Option<Sum>]>>>,
 }
 
 impl Checked {
-    /// What it counts against [`CACHED_ENTRIES`].
+    /// What it counts against the bound.
     fn entries(&self) -> usize {
         self.listing.files.len() + self.dirs.len()
+    }
+}
+
+impl Default for Listings {
+    fn default() -> Listings {
+        Listings {
+            by_skill: HashMap::new(),
+            entries: 0,
+            bound: MIN_CACHED_ENTRIES,
+        }
     }
 }
 
@@ -785,13 +818,12 @@ impl Files {
         Files {
             max_file_bytes,
             listings: Mutex::default(),
-            digests: Mutex::default(),
         }
     }
 
     /// The files of the skill in `skill_dir`, as [`list`] finds them now.
-    pub fn listing(&self, skill_dir: &Path) -> Arc<Listing> {
-        self.folder_listing(skill_dir, "")
+    pub fn listing(&self, skill_dir: &Arc<Path>) -> Arc<Listing> {
+        Arc::clone(&self.checked(skill_dir, "").listing)
     }
 
     /// The files below `folder` (the [`Target::rel`] of a resolved folder;
@@ -808,81 +840,121 @@ impl Files {
     /// 5 µs where one `stat` per file too cost 49 µs and re-listing 87 µs
     /// (600 files in 21 folders: 25 µs, 755 µs, 946 µs), and a call pays it
     /// every time (`benches/files.rs`).
-    pub fn folder_listing(&self, skill_dir: &Path, folder: &str) -> Arc<Listing> {
-        let key = (skill_dir.to_path_buf(), folder.to_owned());
-        let cached = self.lock_listings().by_folder.get(&key).cloned();
-        if let Some(checked) = cached
-            && unchanged(&checked)
-        {
-            return Arc::clone(&checked.listing);
-        }
-        let walked = walk(skill_dir, folder);
-        let checked = Arc::new(Checked {
-            listing: Arc::new(walked.listing),
-            dirs: walked.dirs,
-        });
-        let listing = Arc::clone(&checked.listing);
-        let mut listings = self.lock_listings();
-        if listings.entries + checked.entries() > CACHED_ENTRIES {
-            *listings = Listings::default();
-        }
-        listings.entries += checked.entries();
-        if let Some(old) = listings.by_folder.insert(key, checked) {
-            listings.entries -= old.entries();
-        }
-        listing
+    pub fn folder_listing(&self, skill_dir: &Arc<Path>, folder: &str) -> Arc<Listing> {
+        Arc::clone(&self.checked(skill_dir, folder).listing)
     }
 
-    /// The SHA-256 of each of `entries` (files listed in the skill in
-    /// `skill_dir`) as they are now, `sha256:` and lowercase hex, computed by
-    /// streaming each file through a 64 KiB buffer; the first file that
-    /// cannot be hashed ends it with its error. Files over [`spec::MAX_SKILL_BYTES`] are
-    /// refused.
-    ///
-    /// A digest is kept while a `stat` of the path shows the version that was
-    /// hashed (measured: 21 µs a file when every call resolved the path again,
-    /// 3 µs now). A file that changed, or was swapped for a symlink out of the
-    /// skill (another file, so another version), is resolved again with every
-    /// check of [`resolve`] before it is read, and only a regular file is
-    /// opened.
-    pub fn digests(&self, skill_dir: &Path, entries: &[Entry]) -> Result<Vec<Hashed>, FileError> {
-        let lock = || self.digests.lock().unwrap_or_else(PoisonError::into_inner);
-        // Resolved once, on the first file not in the cache.
-        let mut fence = None;
-        let mut out = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let path = skill_dir.join(&entry.path);
-            if let Ok(meta) = fs::metadata(&path)
-                && let Some((cached, sum, size)) = lock().get(&path)
-                && *cached == Stamp::of(&meta)
-            {
-                out.push(Hashed {
-                    digest: digest::text(sum),
-                    size: *size,
-                });
-                continue;
-            }
-            let fence = match &fence {
-                Some(fence) => fence,
-                None => fence.insert(fs::canonicalize(skill_dir)?),
+    /// The cached listing of `folder` of the skill in `skill_dir` if it is
+    /// unchanged, else a new one (kept).
+    fn checked(&self, skill_dir: &Arc<Path>, folder: &str) -> Arc<Checked> {
+        let cached = {
+            let listings = self.lock_listings();
+            let kept = listings.by_skill.get(&**skill_dir);
+            let checked = if folder.is_empty() {
+                kept.and_then(|kept| kept.whole.as_ref())
+            } else {
+                kept.and_then(|kept| kept.folders.get(folder))
             };
-            let real = real_inside(fence, &clean(&entry.path)?)?;
-            let (file, _) = disk::open_regular(&real, spec::MAX_SKILL_BYTES)?;
-            // Taken before reading: if the file changes while it is read, the
-            // next request sees another version and reads it again.
-            let version = Stamp::of(&file.metadata()?);
-            let (sum, size) = sha256(file)?;
-            let mut digests = lock();
-            if digests.len() >= CACHED_DIGESTS {
-                digests.clear();
-            }
-            digests.insert(path, (version, sum, size));
-            out.push(Hashed {
-                digest: digest::text(&sum),
-                size,
-            });
+            checked.cloned()
+        };
+        if let Some(checked) = cached
+            && unchanged(skill_dir, &checked)
+        {
+            return checked;
         }
-        Ok(out)
+        let walked = walk(skill_dir, folder);
+        let dirs = walked
+            .dirs
+            .into_iter()
+            .map(|(path, stamp)| {
+                let rel = match path.strip_prefix(&**skill_dir) {
+                    Ok(rel) => rel.into(),
+                    Err(_) => path.into_boxed_path(),
+                };
+                (rel, stamp)
+            })
+            .collect();
+        let checked = Arc::new(Checked {
+            listing: Arc::new(walked.listing),
+            dirs,
+            digests: Mutex::new(None),
+        });
+        let mut listings = self.lock_listings();
+        if listings.entries + checked.entries() > listings.bound {
+            let bound = listings.bound;
+            *listings = Listings {
+                bound,
+                ..Listings::default()
+            };
+        }
+        listings.entries += checked.entries();
+        let kept = listings.by_skill.entry(Arc::clone(skill_dir)).or_default();
+        let old = if folder.is_empty() {
+            kept.whole.replace(Arc::clone(&checked))
+        } else {
+            kept.folders.insert(folder.into(), Arc::clone(&checked))
+        };
+        if let Some(old) = old {
+            listings.entries -= old.entries();
+        }
+        checked
+    }
+
+    /// The SHA-256 of each file of `listing` (the whole listing of the skill
+    /// in `skill_dir`, as [`Files::listing`] gave it) as it is now,
+    /// `sha256:` and lowercase hex, computed by streaming the file through a
+    /// 64 KiB buffer; the first file that cannot be hashed ends it with its
+    /// error. Files over [`spec::MAX_SKILL_BYTES`] are refused.
+    ///
+    /// A digest is kept with the listing while a `stat` of the file shows
+    /// the version that was hashed (measured: 21 µs a file when every call
+    /// resolved the path again, 3 µs now). A file that changed, or was
+    /// swapped for a symlink out of the skill (another file, so another
+    /// version), is resolved again with every check of [`resolve`] before it
+    /// is read, and only a regular file is opened.
+    pub fn digests(
+        &self,
+        skill_dir: &Arc<Path>,
+        listing: &Arc<Listing>,
+    ) -> Result<Vec<Hashed>, FileError> {
+        let checked = {
+            let listings = self.lock_listings();
+            let kept = listings.by_skill.get(&**skill_dir);
+            kept.and_then(|kept| kept.whole.clone())
+        };
+        let fresh = || vec![None; listing.files.len()].into_boxed_slice();
+        match checked.filter(|checked| Arc::ptr_eq(&checked.listing, listing)) {
+            Some(checked) => {
+                let mut digests = checked
+                    .digests
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                hash(skill_dir, &listing.files, digests.get_or_insert_with(fresh))
+            }
+            // Listed again meanwhile (or the cache started over): hashed,
+            // not kept.
+            None => hash(skill_dir, &listing.files, &mut fresh()),
+        }
+    }
+
+    /// Drops the listings of skill folders that `serves` does not keep (the
+    /// skills of a new snapshot), and sets the bound of the cache for
+    /// `skills` skills.
+    pub fn keep_only(&self, skills: usize, serves: impl Fn(&Path) -> bool) {
+        let mut listings = self.lock_listings();
+        listings.by_skill.retain(|dir, _| serves(dir));
+        listings.entries = listings
+            .by_skill
+            .values()
+            .map(|kept| {
+                kept.whole
+                    .iter()
+                    .chain(kept.folders.values())
+                    .map(|c| c.entries())
+                    .sum::<usize>()
+            })
+            .sum();
+        listings.bound = MIN_CACHED_ENTRIES.max(skills.saturating_mul(CACHED_ENTRIES_PER_SKILL));
     }
 
     /// [`read`] with this server's size cap.
@@ -905,13 +977,61 @@ impl Files {
     }
 }
 
-/// Whether every folder `checked` was made from still has the version it
-/// had.
-fn unchanged(checked: &Checked) -> bool {
-    checked
-        .dirs
-        .iter()
-        .all(|(path, stamp)| fs::metadata(path).is_ok_and(|meta| Stamp::of(&meta) == *stamp))
+/// The digest of each of `entries` (files listed in the skill in
+/// `skill_dir`), reusing those in `kept` (parallel to `entries`) while the
+/// file is unchanged and keeping the new ones there.
+fn hash(
+    skill_dir: &Path,
+    entries: &[Entry],
+    kept: &mut [Option<Sum>],
+) -> Result<Vec<Hashed>, FileError> {
+    // Resolved once, on the first file not in the cache.
+    let mut fence = None;
+    let mut out = Vec::with_capacity(entries.len());
+    for (entry, kept) in entries.iter().zip(kept.iter_mut()) {
+        let path = skill_dir.join(&entry.path);
+        if let Some((version, sum)) = kept
+            && fs::metadata(&path).is_ok_and(|meta| Stamp::of(&meta) == *version)
+        {
+            out.push(Hashed {
+                digest: digest::text(sum),
+                size: version.size(),
+                fresh: false,
+            });
+            continue;
+        }
+        let fence = match &fence {
+            Some(fence) => fence,
+            None => fence.insert(fs::canonicalize(skill_dir)?),
+        };
+        let real = real_inside(fence, &clean(&entry.path)?)?;
+        let (file, _) = disk::open_regular(&real, spec::MAX_SKILL_BYTES)?;
+        // Taken before reading: if the file changes while it is read, the
+        // next request sees another version and reads it again.
+        let version = Stamp::of(&file.metadata()?);
+        let (sum, size) = sha256(file)?;
+        // Kept only when what was hashed is that version, whole.
+        *kept = (size == version.size()).then_some((version, sum));
+        out.push(Hashed {
+            digest: digest::text(&sum),
+            size,
+            fresh: true,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether every folder `checked` was made from (paths relative to
+/// `skill_dir`, or absolute) still has the version it had.
+fn unchanged(skill_dir: &Path, checked: &Checked) -> bool {
+    checked.dirs.iter().all(|(path, stamp)| {
+        let path = if path.as_os_str().is_empty() {
+            fs::metadata(skill_dir)
+        } else {
+            fs::metadata(skill_dir.join(path))
+        };
+        path.is_ok_and(|meta| Stamp::of(&meta) == *stamp)
+    })
 }
 
 /// The SHA-256 of an open regular file and the number of bytes hashed, read
@@ -1183,7 +1303,7 @@ mod tests {
         );
         // Listing the folder that holds the link back up is no cycle either.
         assert_eq!(
-            paths(&Files::new(1 << 20).folder_listing(&dir, "links")),
+            paths(&Files::new(1 << 20).folder_listing(&Arc::from(dir.as_path()), "links")),
             ["links/forms.md", "links/refs/forms.md"]
         );
     }
@@ -1221,8 +1341,12 @@ mod tests {
         std::fs::remove_file(dir.join("notes.md")).unwrap();
         mkfifo(&dir.join("notes.md"));
         assert!(matches!(read(&target, 1 << 20), Err(FileError::NotRegular)));
+        let listing = Arc::new(Listing {
+            files: vec![entry],
+            truncated: None,
+        });
         assert!(matches!(
-            Files::new(1 << 20).digests(&dir, &[entry]),
+            Files::new(1 << 20).digests(&Arc::from(dir.as_path()), &listing),
             Err(FileError::NotRegular)
         ));
     }
@@ -1318,11 +1442,12 @@ mod tests {
             ("empty.txt", b""),
             ("million.txt", &million),
         ]);
+        let dir: Arc<Path> = dir.into();
         let files = Files::new(1 << 20);
         let listing = files.listing(&dir);
+        let at = |path: &str| listing.files.iter().position(|e| e.path == path).unwrap();
         let digest = |path: &str| {
-            let entry = listing.files.iter().find(|e| e.path == path).unwrap();
-            files.digests(&dir, std::slice::from_ref(entry)).unwrap()[0]
+            files.digests(&dir, &listing).unwrap()[at(path)]
                 .digest
                 .clone()
         };
@@ -1346,14 +1471,15 @@ mod tests {
             digest("abc.txt"),
             "sha256:88d4266fd4e6338d13b845fcf289579d209c897823b9217da3e161936f031589"
         );
-        let entry = listing.files.iter().find(|e| e.path == "abc.txt").unwrap();
-        let hashed = files.digests(&dir, std::slice::from_ref(entry)).unwrap();
-        assert_eq!((entry.size, hashed[0].size), (3, 4));
+        let hashed = files.digests(&dir, &listing).unwrap();
+        let abc = at("abc.txt");
+        assert_eq!((listing.files[abc].size, hashed[abc].size), (3, 4));
     }
 
     #[test]
     fn the_cached_listing_follows_its_folders() {
         let (_temp, dir) = skill(&[("references/forms.md", b"x"), ("notes/a.md", b"x")]);
+        let dir: Arc<Path> = dir.into();
         let files = Files::new(1 << 20);
         let first = files.listing(&dir);
         assert!(Arc::ptr_eq(&first, &files.listing(&dir)), "reused");
@@ -1386,6 +1512,7 @@ mod tests {
     fn a_symlinked_file_is_unlisted_when_its_target_goes() {
         let (_temp, dir) = skill(&[("deep/a/b/c/target.md", b"x")]);
         symlink("../deep/a/b/c/target.md", &dir.join("links/target.md"));
+        let dir: Arc<Path> = dir.into();
         let files = Files::new(1 << 20);
         // The folder of the target is read by the walk too; this is about
         // the link, so list only `links`.

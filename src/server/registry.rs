@@ -145,9 +145,11 @@ impl Registry {
         let mut cache = Cache::default();
         let snapshot = snapshot::load(&config, &mut cache, None);
         let description = render::tool_description(snapshot.skills(), budget);
+        let files = Files::new(config.max_file_bytes);
+        files.keep_only(snapshot.skills().len(), |_| true);
         Registry {
             contents: Contents::new(config.max_file_bytes),
-            files: Files::new(config.max_file_bytes),
+            files,
             config,
             budget,
             current: ArcSwap::from_pointee(Served::new(snapshot, description)),
@@ -339,6 +341,13 @@ impl Registry {
         self.current.store(Arc::clone(&current));
         for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
             diagnostic.log();
+        }
+        if !unchanged {
+            // The files of skills no longer served are not kept.
+            let skills = current.snapshot.skills();
+            let served: HashSet<&std::path::Path> = skills.iter().map(|s| &*s.dir).collect();
+            self.files
+                .keep_only(skills.len(), |dir| served.contains(dir));
         }
         let changed = previous.description != current.description;
         log_refresh(&previous, &current, unchanged, changed, started.elapsed());

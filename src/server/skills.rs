@@ -15,6 +15,7 @@ use rmcp::model::{
 };
 
 use crate::files::Files;
+use crate::parallel;
 use crate::server::page::{self, Page};
 use crate::server::registry::Served;
 use crate::server::resources::in_uri;
@@ -35,7 +36,36 @@ pub fn list(
 ) -> Result<ListSkillsResult, ErrorData> {
     let Page { items, next_cursor } = page::page(served.listable(), request)?;
     let skills = served.snapshot.skills();
-    let entries = items.iter().map(|&i| entry(&skills[i], files)).collect();
+    // A page's skills are listed, checked and hashed on several threads: a
+    // cached page is mostly a `stat` per file, a cold one reading and
+    // hashing every file.
+    let threads = if items.len() < PARALLEL_FROM {
+        1
+    } else {
+        parallel::threads()
+    };
+    let parts = parallel::chunks(items, threads, |part, _| {
+        let mut tally = Tally::default();
+        let entries: Vec<Entry> = part
+            .iter()
+            .map(|&i| entry(&skills[i], files, &mut tally))
+            .collect();
+        (entries, tally)
+    });
+    let mut tally = Tally::default();
+    let mut entries = Vec::with_capacity(items.len());
+    for (part, counted) in parts {
+        entries.extend(part);
+        tally.hashed += counted.hashed;
+        tally.kept += counted.kept;
+    }
+    tracing::debug!(
+        "skills/list: {} skills, {} files: {} hashed, {} digests kept",
+        items.len(),
+        tally.hashed + tally.kept,
+        tally.hashed,
+        tally.kept
+    );
     Ok(ListSkillsResult {
         next_cursor,
         ttl_ms: Some(TTL_MS),
@@ -66,9 +96,11 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
             skill.name, unlistable.why
         )));
     }
-    Ok(GetSkillResult::new(entry(skill, files))
-        .with_ttl_ms(TTL_MS)
-        .with_cache_scope(CacheScope::Private))
+    Ok(
+        GetSkillResult::new(entry(skill, files, &mut Tally::default()))
+            .with_ttl_ms(TTL_MS)
+            .with_cache_scope(CacheScope::Private),
+    )
 }
 
 /// The entry of `skill`, a skill whose name the extension accepts
@@ -77,14 +109,24 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
 /// every URI is made by [`uri::of`] under the skill's own, the listing's
 /// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the
 /// skill's own file is listed exactly once.
-fn entry(skill: &Skill, files: &Files) -> Entry {
+/// Pages of at least this many skills are made on several threads.
+const PARALLEL_FROM: usize = 16;
+
+/// How many digests a request computed, and how many it found kept.
+#[derive(Default)]
+struct Tally {
+    hashed: usize,
+    kept: usize,
+}
+
+fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
     let parsed = &skill.parsed;
     let mut frontmatter = SkillFrontmatter::new(parsed.name.as_ref(), parsed.description.as_ref());
     frontmatter.extra = parsed.fields().clone();
     let entry = Entry::new(
         uri::skill_md(&skill.name),
         frontmatter,
-        resources(skill, files),
+        resources(skill, files, tally),
     );
     debug_assert_eq!(entry.validate(), Ok(()), "{}", skill.name);
     entry
@@ -92,7 +134,7 @@ fn entry(skill: &Skill, files: &Files) -> Entry {
 
 /// Every file of the skill with its digest, or `"dynamic"` when the listing
 /// is incomplete, lacks the skill's own file, or a file cannot be hashed now.
-fn resources(skill: &Skill, files: &Files) -> SkillResources {
+fn resources(skill: &Skill, files: &Files, tally: &mut Tally) -> SkillResources {
     let listing = files.listing(&skill.dir);
     if let Some(limit) = listing.truncated {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
@@ -107,13 +149,15 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the skill's own file is listed {own} times");
         return SkillResources::Dynamic;
     }
-    let hashed = match files.digests(&skill.dir, &listing.files) {
+    let hashed = match files.digests(&skill.dir, &listing) {
         Ok(hashed) => hashed,
         Err(err) => {
             tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
             return SkillResources::Dynamic;
         }
     };
+    tally.hashed += hashed.iter().filter(|h| h.fresh).count();
+    tally.kept += hashed.iter().filter(|h| !h.fresh).count();
     let entries = listing.files.iter().zip(hashed);
     let resources = entries.map(|(entry, hashed)| {
         let file = uri::of(&skill.name, in_uri(skill, &entry.path));

@@ -554,3 +554,65 @@ fn no_resources_switches_resources_and_the_skills_extension_off() {
         "{text}"
     );
 }
+
+/// The digests of a whole catalog are kept: a second walk through
+/// `skills/list` hashes nothing, also past the 16,384 digests an earlier
+/// cache held (1,100 skills of 16 files here). Read from the debug line of
+/// each page.
+#[tokio::test]
+async fn a_second_skills_list_walk_hashes_nothing_however_many_files() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    for i in 0..1100 {
+        let name = format!("skill-{i:04}");
+        fixture.write(
+            &format!("many/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Skill number {i}.\n---\n"),
+        );
+        for j in 0..15 {
+            fixture.write(
+                &format!("many/{name}/references/r{j:02}.md"),
+                &format!("{i} {j}\n"),
+            );
+        }
+    }
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "many",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+    ]);
+    command.env("SKILLSERVE_LOG", "info,skillserve::server::skills=debug");
+    let server = Server::start(command).await;
+    let tally = |log: &str| -> (usize, usize) {
+        log.lines()
+            .filter_map(|line| line.split("skills/list: ").nth(1))
+            .map(|rest| {
+                let number = |word: &str| -> usize {
+                    let before = rest.split(word).next().unwrap();
+                    before.rsplit(' ').next().unwrap().parse().unwrap()
+                };
+                (number(" hashed"), number(" digests kept"))
+            })
+            .fold((0, 0), |(h, k), (a, b)| (h + a, k + b))
+    };
+    // Eleven pages of 100 skills a walk; each page's line is logged before
+    // it is answered, and collected from stderr as it comes.
+    let walk = |pages: usize| {
+        let server = &server;
+        async move {
+            let skills = server.client.list_all_skills().await.unwrap();
+            assert_eq!(skills.len(), 1100);
+            server.stderr().wait_for("skills/list: ", pages).await;
+        }
+    };
+    walk(11).await;
+    let first = tally(&server.stderr().text());
+    assert_eq!(first, (17_600, 0));
+    walk(22).await;
+    let both = tally(&server.stderr().text());
+    assert_eq!((both.0 - first.0, both.1 - first.1), (0, 17_600));
+    server.stop().await;
+}
