@@ -183,9 +183,14 @@ mod tests {
     #[test]
     fn relative_home_is_ignored() {
         assert_eq!(home_dir_from(Some("relative".into()), None), None);
+        let home = if cfg!(windows) {
+            r"C:\Users\a"
+        } else {
+            "/home/a"
+        };
         assert_eq!(
-            home_dir_from(Some("/home/a".into()), None),
-            Some(PathBuf::from("/home/a"))
+            home_dir_from(Some(home.into()), None),
+            Some(PathBuf::from(home))
         );
     }
 }
