@@ -3,7 +3,7 @@
 //! real binary.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common::{Fixture, Server, is_error, text};
@@ -363,6 +363,12 @@ async fn a_miss_rescans_even_with_refresh_and_watch_off_and_is_rate_limited() {
     server.stop().await;
 }
 
+/// The refreshes that found changes, logged so far.
+fn refreshes(server: &Server) -> usize {
+    let log = server.stderr().text();
+    log.lines().filter(|l| l.contains(" refresh: ")).count()
+}
+
 #[tokio::test]
 async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     let fixture = tree();
@@ -374,9 +380,15 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     }
     let server = Arc::new(serve(&fixture, &["--refresh-interval", "1"]).await);
     let stop = Arc::new(AtomicBool::new(false));
+    let storm_rounds = Arc::new(AtomicUsize::new(0));
+    // Each client's completed rounds of calls.
+    let call_rounds: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..8).map(|_| AtomicUsize::new(0)).collect());
+    let refreshes_before = refreshes(&server);
 
     let storm = {
         let stop = Arc::clone(&stop);
+        let storm_rounds = Arc::clone(&storm_rounds);
         let root = fixture.root().to_path_buf();
         tokio::task::spawn_blocking(move || {
             let mut round = 0;
@@ -399,6 +411,7 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
                 std::fs::write(&temporary, skill("alpha", &format!("rev {round}"))).unwrap();
                 std::fs::rename(&temporary, root.join("skills/alpha/SKILL.md")).unwrap();
                 round += 1;
+                storm_rounds.store(round, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(15));
             }
             round
@@ -409,6 +422,7 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     for client in 0..8 {
         let server = Arc::clone(&server);
         let stop = Arc::clone(&stop);
+        let call_rounds = Arc::clone(&call_rounds);
         let root = fixture.root().to_path_buf();
         clients.spawn(async move {
             let mut calls = 0;
@@ -440,21 +454,39 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
                     text(&alpha)
                 );
                 calls += 1;
+                call_rounds[client].store(calls, Ordering::Relaxed);
             }
             calls
         });
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The storm lasts until enough has happened at once: 20 rounds of
+    // changes, 5 refreshes that saw changes, and 3 rounds of calls by every
+    // client. A server that stalls under it fails the test.
+    let enough = async {
+        loop {
+            let slowest = call_rounds.iter().map(|c| c.load(Ordering::Relaxed)).min();
+            if storm_rounds.load(Ordering::Relaxed) >= 20
+                && refreshes(&server) >= refreshes_before + 5
+                && slowest >= Some(3)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let kept_up = tokio::time::timeout(Duration::from_secs(60), enough).await;
     stop.store(true, Ordering::Relaxed);
     let rounds = storm.await.unwrap();
     let mut total = 0;
     while let Some(calls) = clients.join_next().await {
         total += calls.unwrap();
     }
+    let refreshed = refreshes(&server) - refreshes_before;
     assert!(
-        rounds > 10 && total > 8,
-        "storm rounds {rounds}, call rounds {total}"
+        kept_up.is_ok(),
+        "after 60 s: storm rounds {rounds}, refreshes {refreshed}, call rounds {total}"
     );
+    eprintln!("storm rounds {rounds}, refreshes {refreshed}, call rounds {total}");
     let server = Arc::into_inner(server).unwrap();
     let (status, _) = server.stop().await;
     assert!(status.success());
