@@ -16,7 +16,7 @@ use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 
 use skillserve::answer;
-use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_NAME_CHARS};
+use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_QUERY_CHARS};
 use skillserve::parse::Parsed;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
@@ -184,7 +184,7 @@ mod miss {
 
     fn bench_miss(bencher: Bencher, snapshot: &Snapshot, kind: &str) {
         let query = query(snapshot, kind);
-        assert!(query.chars().count() <= MAX_NAME_CHARS);
+        assert!(query.chars().count() <= MAX_QUERY_CHARS);
         let answer = answer::not_found(snapshot, &query, None);
         assert!(answer.text().starts_with("Skill '"));
         bencher.bench(|| answer::not_found(snapshot, black_box(&query), None));
@@ -252,7 +252,7 @@ mod miss {
     fn fill<'a>(words: impl Iterator<Item = &'a str>) -> String {
         let mut out = String::new();
         for word in words {
-            if out.len() + 1 + word.len() > MAX_NAME_CHARS {
+            if out.len() + 1 + word.len() > MAX_QUERY_CHARS {
                 break;
             }
             if !out.is_empty() {
@@ -296,6 +296,7 @@ fn config_for(corpus: PathBuf) -> Config {
         codex_home: None,
         plugins: false,
         max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        folders: Default::default(),
     }
 }
 

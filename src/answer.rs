@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::config::MAX_NAME_CHARS;
+use crate::config::MAX_QUERY_CHARS;
 use crate::contents::Contents;
 use crate::disk::{self, ReadError};
 use crate::files::{self, Content, FileError, Files, Kind, Target};
@@ -15,7 +15,8 @@ use crate::parse;
 use crate::render;
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
 
 /// What a `skill` call with some name returns.
 #[derive(Debug)]
@@ -102,7 +103,7 @@ pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents, files: &File
 
 /// Resolves `name` in `snapshot`, reads the skill's file through `contents`
 /// and lists its other files through `files`; cheap whatever the name, since
-/// a name over [`MAX_NAME_CHARS`] characters is refused before it is looked
+/// a name over [`MAX_QUERY_CHARS`] characters is refused before it is looked
 /// at.
 pub fn lookup(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Lookup {
     let skill = match find(snapshot, name) {
@@ -239,7 +240,7 @@ pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
 /// The skill `name` resolves to, or what to answer instead: a name too long
 /// to look up, an ambiguous or broken name, or a miss.
 fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
-    if name.chars().nth(MAX_NAME_CHARS).is_some() {
+    if name.chars().nth(MAX_QUERY_CHARS).is_some() {
         return Err(Lookup::Answer(Answer::Invalid(render::name_too_long())));
     }
     let answer = match resolve::resolve(snapshot, name) {

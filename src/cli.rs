@@ -5,15 +5,17 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
 use crate::config::{
     Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
     MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
 };
+use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::program::SearchEnv;
 
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
 const MAX_REFRESH_SECS: u64 = 86_400;
@@ -76,6 +78,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub serve: ServeArgs,
+
+    /// A serve flag given with another command (`--no-watch list`), found
+    /// by [`Cli::read`] and refused by [`Cli::serve_options`].
+    #[arg(skip)]
+    misplaced_serve_flag: Option<(String, &'static str)>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,12 +97,10 @@ pub enum Command {
         /// Also list skills hidden by a same-named skill of higher precedence.
         #[arg(long, conflicts_with = "description")]
         all: bool,
-        /// Print the `skill` tool's description exactly as a client receives it.
+        /// Print the `skill` tool's description exactly as a client receives
+        /// it (in the budget of --description-budget).
         #[arg(long)]
         description: bool,
-        /// With --description: the budget to render it in [default: 8000, minimum: 300].
-        #[arg(long, value_name = "CHARS", requires = "description")]
-        description_budget: Option<usize>,
     },
     /// Print exactly what a `skill` call with NAME (and FILE) returns (exit 1 on error).
     Show {
@@ -162,12 +167,9 @@ pub struct SharedArgs {
     pub log_level: Option<String>,
 }
 
-/// `serve` and its arguments.
+/// `serve` and its arguments (the serve options are global: see [`ServeArgs`]).
 #[derive(Debug, Args)]
 pub struct ServeCommand {
-    #[command(flatten)]
-    pub options: ServeArgs,
-
     /// More skills folders to serve, like --skills-dir (after those): a host
     /// that hands over several folders as separate arguments (an MCP Bundle's
     /// settings form) needs no flag before each.
@@ -175,27 +177,32 @@ pub struct ServeCommand {
     pub folders: Vec<String>,
 }
 
-/// Options of the server.
+/// Options of the server: the one list of serve flags. They are global, so
+/// that they may come before or after `serve` (or with no command at all);
+/// [`Cli::read`] refuses them with any other command, naming the flag
+/// (but for `--description-budget` with `list --description`, which renders
+/// the description in that budget).
 #[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Server options")]
 pub struct ServeArgs {
     /// Rescan all skill folders every SECS seconds; 0 turns it off [default: 30].
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=MAX_REFRESH_SECS))]
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=MAX_REFRESH_SECS))]
     pub refresh_interval: Option<u64>,
 
     /// Do not watch skill folders for changes (the interval still applies).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_watch: bool,
 
     /// Maximum characters of the `skill` tool description [default: 8000, minimum: 300].
-    #[arg(long, value_name = "CHARS")]
+    #[arg(long, global = true, value_name = "CHARS")]
     pub description_budget: Option<usize>,
 
     /// Do not offer skills as MCP prompts (slash commands).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_prompts: bool,
 
     /// Do not offer skill files as MCP resources (and so not the skills extension).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_resources: bool,
 }
 
@@ -255,6 +262,7 @@ impl ImportArgs {
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -270,6 +278,7 @@ impl InvokeArgs {
             json: self.json,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -289,13 +298,15 @@ pub enum UsageError {
     BudgetTooSmall(usize),
     #[error("{what} is empty; give a folder")]
     EmptyPath { what: &'static str },
-    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
-    NoHome { what: &'static str, value: String },
-    #[error("{flag} only applies to the server, not to `{command}`")]
-    ServeFlagWithCommand {
-        flag: &'static str,
-        command: &'static str,
+    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
+    NoHome {
+        what: &'static str,
+        value: String,
+        /// Why, e.g. "HOME is not set".
+        why: String,
     },
+    #[error("{flag} only applies to the server, not to `{command}`")]
+    ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
         "{what} `{value}` is not a log level: use one of off, error, warn, info, debug, trace, or a filter such as `skillserve=debug,rmcp=info`"
     )]
@@ -317,51 +328,68 @@ fn checked_budget(given: Option<usize>) -> Result<usize, UsageError> {
 impl Cli {
     /// The budget of `list --description`.
     pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
-        match &self.command {
-            Some(Command::List {
-                description_budget, ..
-            }) => checked_budget(*description_budget),
-            _ => checked_budget(None),
-        }
+        checked_budget(self.serve.description_budget)
     }
 
-    /// The server options: those given after `serve` override those before it.
-    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
-        let after = match &self.command {
-            Some(Command::Serve(serve)) => Some(&serve.options),
-            _ => None,
-        };
-        if let Some(command) = self.command.as_ref().and_then(Command::name_if_not_serve) {
-            let flag = if self.serve.refresh_interval.is_some() {
-                Some("--refresh-interval")
-            } else if self.serve.no_watch {
-                Some("--no-watch")
-            } else if self.serve.description_budget.is_some() {
-                Some("--description-budget")
-            } else if self.serve.no_prompts {
-                Some("--no-prompts")
-            } else if self.serve.no_resources {
-                Some("--no-resources")
-            } else {
-                None
-            };
-            if let Some(flag) = flag {
-                return Err(UsageError::ServeFlagWithCommand { flag, command });
-            }
+    /// Parses `args` (the first is the program name); clap prints help,
+    /// the version or a usage error and exits. Serve flags given with
+    /// another command are noted for [`Cli::serve_options`] to refuse: which
+    /// flags those are comes from [`ServeArgs`] itself, so a new flag needs
+    /// no other edit.
+    pub fn read<I, T>(args: I) -> Cli
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::try_read(args).unwrap_or_else(|err| err.exit())
+    }
+
+    /// [`Cli::read`], returning clap's error instead of exiting.
+    pub fn try_read<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve) {
+            let serve_flags = ServeArgs::augment_args(clap::Command::new("serve"));
+            let renders_description = matches!(
+                cli.command,
+                Some(Command::List {
+                    description: true,
+                    ..
+                })
+            );
+            cli.misplaced_serve_flag = serve_flags
+                .get_arguments()
+                .filter(|arg| !(renders_description && arg.get_id() == "description_budget"))
+                .find(|arg| {
+                    matches.value_source(arg.get_id().as_str())
+                        == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .and_then(|arg| arg.get_long())
+                .map(|long| (format!("--{long}"), command));
         }
-        let interval = after
-            .and_then(|a| a.refresh_interval)
-            .or(self.serve.refresh_interval)
-            .unwrap_or(DEFAULT_REFRESH_SECS);
-        let budget = after
-            .and_then(|a| a.description_budget)
-            .or(self.serve.description_budget);
+        Ok(cli)
+    }
+
+    /// The server options.
+    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
+        if let Some((flag, command)) = &self.misplaced_serve_flag {
+            return Err(UsageError::ServeFlagWithCommand {
+                flag: flag.clone(),
+                command,
+            });
+        }
+        let serve = &self.serve;
+        let interval = serve.refresh_interval.unwrap_or(DEFAULT_REFRESH_SECS);
         Ok(ServeOptions {
-            description_budget: checked_budget(budget)?,
+            description_budget: checked_budget(serve.description_budget)?,
             refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
-            watch: !(self.serve.no_watch || after.is_some_and(|a| a.no_watch)),
-            prompts: !(self.serve.no_prompts || after.is_some_and(|a| a.no_prompts)),
-            resources: !(self.serve.no_resources || after.is_some_and(|a| a.no_resources)),
+            watch: !serve.no_watch,
+            prompts: !serve.no_prompts,
+            resources: !serve.no_resources,
         })
     }
 
@@ -393,15 +421,44 @@ impl Cli {
     pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
         let args = &self.shared;
         let mut warnings = Vec::new();
-        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
+        let user = !args.no_user;
+        if env.home.dir.is_none() && user {
+            warnings.push(format!(
+                "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
+                env.home.why_none()
+            ));
+        }
+        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
+            var.as_deref()
+                .map(|dir| absolute(dir.as_ref(), &env.cwd))
+                .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
+        };
+        let config = Config {
+            custom_dirs: self.custom_dirs(env)?,
+            project_dir: self.project_dir(env)?,
+            home: env.home.dir.clone(),
+            user,
+            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+            codex_home: under_home(&env.codex_home, ".codex"),
+            plugins: !args.no_plugins,
+            max_file_bytes: args.max_file_bytes,
+            folders: Folders::of(env.home.dir.as_deref(), |name| {
+                env.vars.get(name).filter(|v| !v.is_empty())
+            }),
+        };
+        Ok((config, warnings))
+    }
 
-        let mut custom_dirs = Vec::new();
-        for dir in &args.skills_dirs {
-            custom_dirs.push(expand("--skills-dir", dir)?);
+    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
+    /// expanded; one that exists but is not a folder stops start-up.
+    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
+        let mut dirs = Vec::new();
+        for dir in &self.shared.skills_dirs {
+            dirs.push(expand_path("--skills-dir", dir, env)?);
         }
         if let Some(Command::Serve(serve)) = &self.command {
             for dir in &serve.folders {
-                custom_dirs.push(expand("skills folder", dir)?);
+                dirs.push(expand_path("skills folder", dir, env)?);
             }
         }
         if let Some(list) = &env.skills_dirs {
@@ -410,61 +467,39 @@ impl Cli {
                     continue;
                 }
                 let entry = entry.to_string_lossy().into_owned();
-                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
+                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
             }
         }
-        for dir in &custom_dirs {
-            if dir.exists() && !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "skills folder",
-                    path: dir.clone(),
-                });
-            }
+        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+            return Err(UsageError::NotADirectory {
+                what: "skills folder",
+                path: dir.clone(),
+            });
         }
+        Ok(dirs)
+    }
 
-        let project_dir = if args.no_project {
-            None
-        } else if let Some(dir) = &args.project_dir {
-            let dir = expand("--project-dir", dir)?;
+    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
+    /// else the current directory; `None` with `--no-project`.
+    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
+        let args = &self.shared;
+        if args.no_project {
+            return Ok(None);
+        }
+        if let Some(dir) = &args.project_dir {
+            let dir = expand_path("--project-dir", dir, env)?;
             if !dir.is_dir() {
                 return Err(UsageError::NotADirectory {
                     what: "--project-dir",
                     path: dir,
                 });
             }
-            Some(dir)
-        } else if let Some(dir) = &env.claude_project_dir {
-            Some(absolute(dir.as_ref(), &env.cwd))
-        } else {
-            Some(env.cwd.clone())
-        };
-
-        let user = !args.no_user;
-        if env.home.is_none() && user {
-            warnings.push(
-                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
-                    .to_owned(),
-            );
+            return Ok(Some(dir));
         }
-        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
-            var.as_deref()
-                .map(|dir| absolute(dir.as_ref(), &env.cwd))
-                .or_else(|| env.home.as_ref().map(|home| home.join(default)))
-        };
-
-        Ok((
-            Config {
-                custom_dirs,
-                project_dir,
-                home: env.home.clone(),
-                user,
-                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-                codex_home: under_home(&env.codex_home, ".codex"),
-                plugins: !args.no_plugins,
-                max_file_bytes: args.max_file_bytes,
-            },
-            warnings,
-        ))
+        Ok(Some(match &env.claude_project_dir {
+            Some(dir) => absolute(dir.as_ref(), &env.cwd),
+            None => env.cwd.clone(),
+        }))
     }
 }
 
@@ -539,13 +574,19 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
     if value.trim().is_empty() {
         return Err(UsageError::EmptyPath { what });
     }
-    if value.starts_with('~') && env.home.is_none() {
+    if value.starts_with('~') && env.home.dir.is_none() {
         return Err(UsageError::NoHome {
             what,
             value: value.to_owned(),
+            why: env.home.why_none(),
         });
     }
-    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let home = || {
+        env.home
+            .dir
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+    };
     let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         UsageError::UnsetVariable {
@@ -563,17 +604,19 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
+    use crate::platform::Platform;
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }
     }
 
     fn parse(args: &[&str]) -> Cli {
-        Cli::try_parse_from(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
+        Cli::try_read(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
     }
 
     #[test]
@@ -688,14 +731,17 @@ mod tests {
             Err(UsageError::EmptyPath { .. })
         ));
         let no_home = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
-        assert!(matches!(
-            parse(&["--skills-dir", "~/skills"]).config(&no_home),
-            Err(UsageError::NoHome { .. })
-        ));
+        assert_eq!(
+            parse(&["--skills-dir", "~/skills"])
+                .config(&no_home)
+                .unwrap_err()
+                .to_string(),
+            "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
+        );
     }
 
     #[test]
@@ -705,6 +751,23 @@ mod tests {
             err.to_string(),
             "--no-watch only applies to the server, not to `list`"
         );
+        let err = parse(&["check", "--no-prompts"])
+            .serve_options()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--no-prompts only applies to the server, not to `check`"
+        );
+        let err = parse(&["list", "--description-budget", "500"])
+            .serve_options()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--description-budget only applies to the server, not to `list`"
+        );
+        let cli = parse(&["list", "--description", "--description-budget", "500"]);
+        assert_eq!(cli.listed_description_budget().unwrap(), 500);
+        assert!(parse(&["serve", "--no-resources"]).serve_options().is_ok());
         assert!(
             Cli::try_parse_from(["skillserve", "--refresh-interval", "18446744073709551615"])
                 .is_err()
@@ -767,8 +830,8 @@ mod tests {
         assert!(enabled("skillserve::server::watch", tracing::Level::TRACE));
         assert!(enabled("skillserve::scan", tracing::Level::DEBUG));
         assert!(!enabled("skillserve::scan", tracing::Level::TRACE));
-        assert!(enabled("rmcp::service", tracing::Level::WARN));
-        assert!(!enabled("rmcp::service", tracing::Level::INFO));
+        assert!(enabled("gray_matter::engine", tracing::Level::WARN));
+        assert!(!enabled("gray_matter::engine", tracing::Level::INFO));
         // Nothing given: nothing logged.
         assert_eq!(filter(" , ").unwrap(), Targets::new());
 
@@ -831,12 +894,17 @@ mod tests {
     #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
         let (config, warnings) = parse(&[]).config(&env).unwrap();
         assert_eq!(config.home, None);
-        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings,
+            [
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+            ]
+        );
     }
 }

@@ -319,6 +319,14 @@ pub fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count()
 }
 
+/// Whether an entry named `name` is private: hidden (`.git`, `.env`,
+/// `.DS_Store`, editors' swap files) or `node_modules` (in any case, as
+/// case-insensitive file systems would open it). The scan never walks into
+/// one, the watcher ignores them, and no skill file below one is served.
+pub fn is_private(name: &[u8]) -> bool {
+    name.starts_with(b".") || name.eq_ignore_ascii_case(b"node_modules")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,12 +26,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
 
+use crate::digest;
 use crate::disk::{self, FileId, ReadError, Stamp};
+use crate::spec;
 
-/// A listing stops at this many files (the SEP-2640 limit).
-pub const MAX_FILES: usize = 512;
-/// A listing stops at this many bytes of files in all (the SEP-2640 limit).
-pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Folders deeper than this below the skill folder are not listed.
 pub const MAX_DEPTH: usize = 16;
 /// A listing reads at most this many folders, so that a hostile tree (a
@@ -55,9 +53,9 @@ pub struct Entry {
 /// Which bound stopped a walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
-    /// [`MAX_FILES`] files were listed and there were more.
+    /// [`spec::MAX_SKILL_FILES`] files were listed and there were more.
     Files,
-    /// The next file would have taken the listing past [`MAX_BYTES`].
+    /// The next file would have taken the listing past [`spec::MAX_SKILL_BYTES`].
     Bytes,
     /// Folders below [`MAX_DEPTH`] levels were not read.
     Depth,
@@ -209,7 +207,8 @@ fn visit(
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
-            (!name.chars().any(char::is_control) && !is_private(&name)).then_some((name, entry))
+            (!name.chars().any(char::is_control) && !disk::is_private(name.as_bytes()))
+                .then_some((name, entry))
         })
         .collect();
     named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -223,10 +222,10 @@ fn visit(
             format!("{}/{name}", frame.rel)
         };
         if meta.is_file() {
-            if walked.listing.files.len() == MAX_FILES {
+            if walked.listing.files.len() == spec::MAX_SKILL_FILES {
                 return Err(Limit::Files);
             }
-            if *bytes + meta.len() > MAX_BYTES {
+            if *bytes + meta.len() > spec::MAX_SKILL_BYTES {
                 return Err(Limit::Bytes);
             }
             *bytes += meta.len();
@@ -285,20 +284,13 @@ fn follow(entry: &fs::DirEntry, fence: &Fence) -> Option<(fs::Metadata, PathBuf,
     Some((fs::metadata(&real).ok()?, path, Some(real)))
 }
 
-/// Whether a file or folder name is never served: hidden (`.git`, `.env`,
-/// `.DS_Store`) or `node_modules` (in any case: on a case-insensitive file
-/// system `NODE_MODULES` is the same folder).
-fn is_private(name: &str) -> bool {
-    name.starts_with('.') || name.eq_ignore_ascii_case("node_modules")
-}
-
 /// `Ok` when `real` (a resolved path) lies inside `fence` (the resolved skill
 /// folder) and passes through nothing hidden below it.
 fn contained(real: &Path, fence: &Path) -> Result<(), FileError> {
     let below = real.strip_prefix(fence).map_err(|_| FileError::Outside)?;
     for component in below.iter() {
         let name = component.to_string_lossy();
-        if is_private(&name) {
+        if disk::is_private(name.as_bytes()) {
             return Err(FileError::Hidden {
                 name: name.into_owned(),
             });
@@ -486,7 +478,7 @@ fn clean(requested: &str) -> Result<String, FileError> {
         match part {
             "" | "." => {}
             ".." => return Err(FileError::Climbs),
-            name if is_private(name) => {
+            name if disk::is_private(name.as_bytes()) => {
                 return Err(FileError::Hidden {
                     name: name.to_owned(),
                 });
@@ -511,7 +503,7 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
         return Vec::new();
     }
     let similar = query.chars().count() <= COMPARED_CHARS;
-    let similarity = crate::resolve::similarity;
+    let similarity = crate::similarity::similarity;
     // Files, and the folders above them.
     let mut candidates: Vec<&str> = Vec::new();
     for entry in &listing.files {
@@ -535,7 +527,7 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
             } else {
                 (similarity(&query, &path) + similarity(base, name)) / 2.0
             };
-            (score >= crate::resolve::THRESHOLD).then_some((score, candidate))
+            (score >= crate::similarity::THRESHOLD).then_some((score, candidate))
         })
         .collect();
     // Best first; among equals, by path.
@@ -844,7 +836,7 @@ impl Files {
     /// The SHA-256 of each of `entries` (files listed in the skill in
     /// `skill_dir`) as they are now, `sha256:` and lowercase hex, computed by
     /// streaming each file through a 64 KiB buffer; the first file that
-    /// cannot be hashed ends it with its error. Files over [`MAX_BYTES`] are
+    /// cannot be hashed ends it with its error. Files over [`spec::MAX_SKILL_BYTES`] are
     /// refused.
     ///
     /// A digest is kept while a `stat` of the path shows the version that was
@@ -865,7 +857,7 @@ impl Files {
                 && *cached == Stamp::of(&meta)
             {
                 out.push(Hashed {
-                    digest: hex(sum),
+                    digest: digest::text(sum),
                     size: *size,
                 });
                 continue;
@@ -875,7 +867,7 @@ impl Files {
                 None => fence.insert(fs::canonicalize(skill_dir)?),
             };
             let real = real_inside(fence, &clean(&entry.path)?)?;
-            let (file, _) = disk::open_regular(&real, MAX_BYTES)?;
+            let (file, _) = disk::open_regular(&real, spec::MAX_SKILL_BYTES)?;
             // Taken before reading: if the file changes while it is read, the
             // next request sees another version and reads it again.
             let version = Stamp::of(&file.metadata()?);
@@ -886,7 +878,7 @@ impl Files {
             }
             digests.insert(path, (version, sum, size));
             out.push(Hashed {
-                digest: hex(&sum),
+                digest: digest::text(&sum),
                 size,
             });
         }
@@ -937,28 +929,15 @@ fn sha256(mut file: fs::File) -> Result<([u8; 32], u64), FileError> {
         };
         total += got as u64;
         // It grew past the cap after it was opened.
-        if total > MAX_BYTES {
+        if total > spec::MAX_SKILL_BYTES {
             return Err(FileError::TooLarge {
                 size: total,
-                max: MAX_BYTES,
+                max: spec::MAX_SKILL_BYTES,
             });
         }
         hasher.update(&buf[..got]);
     }
     Ok((hasher.finalize().into(), total))
-}
-
-/// `sha256:` and the lowercase hex of `sum`.
-fn hex(sum: &[u8; 32]) -> String {
-    // By hand: `write!` per byte was 4% of a cached `skills/list` page.
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in sum {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -1286,7 +1265,7 @@ mod tests {
             std::fs::write(dir.join(format!("f{i:03}.md")), "x").unwrap();
         }
         let listing = list(&dir);
-        assert_eq!(listing.files.len(), MAX_FILES);
+        assert_eq!(listing.files.len(), spec::MAX_SKILL_FILES);
         assert_eq!(listing.truncated, Some(Limit::Files));
         assert_eq!(paths(&listing)[..2], ["SKILL.md", "f000.md"]);
         assert!(!paths(&listing).contains(&"deep/z.md"));
@@ -1298,7 +1277,7 @@ mod tests {
         for name in ["a.bin", "b.bin", "c.bin"] {
             // Sparse: nothing is written, and nothing is read.
             let file = std::fs::File::create(dir.join(name)).unwrap();
-            file.set_len(MAX_BYTES / 3).unwrap();
+            file.set_len(spec::MAX_SKILL_BYTES / 3).unwrap();
         }
         std::fs::File::create(dir.join("d.bin"))
             .unwrap()

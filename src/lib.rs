@@ -1,9 +1,11 @@
 //! skillserve: a stdio MCP server that serves Agent Skills through one tool, `skill`.
 //!
 //! Data flows one way: [`roots`] and [`plugins`] → [`scan`] (with [`parse`]) →
-//! [`snapshot`] → [`answer`] → [`server`] or [`commands`]. Everything but
-//! [`server`] is blocking code without tokio, rmcp or notify; see
-//! `ARCHITECTURE.md` for the map and `docs/behaviour.md` for the contract.
+//! [`snapshot`] → [`answer`] → [`server`] or [`commands`]. The modules form
+//! layers (`ARCHITECTURE.md`; a test holds them): each uses only lower ones.
+//! Everything but [`server`] and [`import`] is blocking code without tokio,
+//! rmcp or notify (but for [`uri`], which asks rmcp's model types whether a
+//! name is listable); `docs/behaviour.md` is the contract.
 
 pub mod answer;
 pub mod cli;
@@ -11,19 +13,27 @@ pub mod commands;
 pub mod config;
 pub mod contents;
 pub mod diagnostic;
+pub mod digest;
 pub mod disk;
 pub mod exit_codes;
 pub mod files;
+pub mod folders;
 pub mod import;
 pub mod lint;
 pub mod parallel;
 pub mod parse;
+pub mod platform;
 pub mod plugins;
+pub mod program;
 pub mod render;
 pub mod resolve;
 pub mod roots;
 pub mod scan;
 pub mod search;
 pub mod server;
+pub mod similarity;
+pub mod skill;
 pub mod snapshot;
+pub mod spec;
+pub mod text;
 pub mod uri;

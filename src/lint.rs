@@ -11,37 +11,13 @@ use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::disk;
 use crate::parse::NameFrom;
 use crate::scan::folder_name;
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
+use crate::spec::{
+    CLAUDE_CODE_KEYS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
+    RECOMMENDED_MAX_LINES, SPEC_KEYS,
+};
 use crate::uri;
-
-/// Longest `name` the specification allows.
-pub const MAX_NAME_CHARS: usize = 64;
-/// Longest `description` the specification allows.
-pub const MAX_DESCRIPTION_CHARS: usize = 1024;
-/// Longest `compatibility` the specification allows.
-pub const MAX_COMPATIBILITY_CHARS: usize = 500;
-/// Body length the specification recommends staying under.
-pub const RECOMMENDED_MAX_LINES: usize = 500;
-
-/// Top-level frontmatter keys the specification defines.
-const SPEC_KEYS: [&str; 6] = [
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-];
-
-/// Keys Claude Code reads on top of the specification.
-const CLAUDE_CODE_KEYS: [&str; 6] = [
-    "when_to_use",
-    "argument-hint",
-    "disable-model-invocation",
-    "user-invocable",
-    "model",
-    "version",
-];
 
 /// Findings about every skill in `snapshot`, served or shadowed.
 pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {

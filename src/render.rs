@@ -2,13 +2,14 @@
 //! answers to calls (behaviour.md §5.2, §5.3, §9, §14). The server and `skillserve show` both
 //! use these functions, so the CLI prints exactly what a client receives.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
-use crate::config::MAX_NAME_CHARS;
+use crate::config::MAX_QUERY_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::files::{self, FileError, Limit, Listing};
-use crate::snapshot::Skill;
+use crate::skill::Skill;
+use crate::spec;
+use crate::text::printable;
 
 /// The first lines of the tool description.
 pub const DESCRIPTION_HEADER: &str =
@@ -250,10 +251,10 @@ pub fn invalid_file_argument() -> String {
     "Invalid params: `file`, when given, must be a string naming a file inside the skill's folder. Example: {\"name\": \"pdf\", \"file\": \"references/forms.md\"}".to_owned()
 }
 
-/// The answer when the `name` argument is longer than [`MAX_NAME_CHARS`].
+/// The answer when the `name` argument is longer than [`MAX_QUERY_CHARS`].
 pub fn name_too_long() -> String {
     format!(
-        "Invalid params: the argument `name` is longer than {MAX_NAME_CHARS} characters. Call `skill` with a skill's name, or with a few words describing the task."
+        "Invalid params: the argument `name` is longer than {MAX_QUERY_CHARS} characters. Call `skill` with a skill's name, or with a few words describing the task."
     )
 }
 
@@ -345,10 +346,13 @@ fn file_lines(out: &mut String, entries: &[&files::Entry], truncated: Option<Lim
 fn limit_line(limit: Limit) -> String {
     let folder = "name a folder as `file` to list the files in it.";
     match limit {
-        Limit::Files => format!("The listing stops at {} files; {folder}", files::MAX_FILES),
+        Limit::Files => format!(
+            "The listing stops at {} files; {folder}",
+            spec::MAX_SKILL_FILES
+        ),
         Limit::Bytes => format!(
             "The listing stops at {} MiB of files; {folder}",
-            files::MAX_BYTES / (1024 * 1024)
+            spec::MAX_SKILL_BYTES / (1024 * 1024)
         ),
         Limit::Folders => format!(
             "The listing stops after {} folders; {folder}",
@@ -433,24 +437,6 @@ fn shown(file: &str) -> String {
         Some((end, _)) => format!("{}…", printable(&file[..end])),
         None => printable(file).into_owned(),
     }
-}
-
-/// `text` with control characters escaped, so that a hostile name cannot
-/// forge a line or drive a terminal (escape sequences, bells, carriage
-/// returns).
-pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -210,6 +210,7 @@ mod tests {
             codex_home: None,
             plugins: true,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            folders: Default::default(),
         }
     }
 

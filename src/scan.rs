@@ -772,8 +772,7 @@ fn unlistable(err: &io::Error) -> Finding {
 /// Whether the walk skips a folder entry: hidden (`.git`, `.DS_Store`,
 /// editors' swap files) or `node_modules`. The watcher ignores the same.
 pub fn is_skipped(name: &std::ffi::OsStr) -> bool {
-    let bytes = name.as_encoded_bytes();
-    bytes.starts_with(b".") || bytes == b"node_modules"
+    disk::is_private(name.as_encoded_bytes())
 }
 
 /// The sub-directories of `frame` worth visiting, sorted by name, each with

@@ -17,8 +17,9 @@
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{Skill as SpecSkill, SkillFrontmatter, SkillResources};
 
-use crate::lint;
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
+use crate::spec;
 
 /// The scheme, with its `//`.
 pub const SCHEME: &str = "skill://";
@@ -128,7 +129,7 @@ pub fn unlistable(skill: &Skill) -> Option<String> {
 /// end: names the extension's rule accepts as they are (a subset of what it
 /// accepts, so a name this refuses is left to the full rule).
 fn is_plain(name: &str) -> bool {
-    (1..=lint::MAX_NAME_CHARS).contains(&name.len())
+    (1..=spec::MAX_NAME_CHARS).contains(&name.len())
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')

@@ -19,9 +19,9 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::lock::hex;
-use crate::lint::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+use crate::digest::hex;
 use crate::parse::one_line;
+use crate::spec::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
 /// `metadata.generated-by` of every skill `import` writes: only folders
 /// carrying it are ever overwritten or removed.

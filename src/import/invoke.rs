@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use serde_json::Value;
 
 use super::client::{self, Connection, Failure, ServerError};
-use super::settings::{self, EntryError, EntryKind, Settings, SettingsError};
+use super::settings::{EntryError, EntryKind, Launch, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 
 /// What `skillserve invoke` was asked to do.
@@ -37,6 +37,8 @@ pub struct InvokeOptions {
     pub timeout: Duration,
     /// The environment, for `$VAR` in `command` and `args`.
     pub vars: crate::config::Vars,
+    /// Where server programs are looked for (`PATH`, `PATHEXT`).
+    pub programs: crate::program::SearchEnv,
 }
 
 /// A mistake in what `invoke` was given: nothing was started.
@@ -87,42 +89,7 @@ pub async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<ExitCode, InvokeError> {
-    let settings = Settings::load(&options.settings)?;
-    let path = || settings.path.clone();
-    let Some(entry) = settings.servers.iter().find(|e| e.name == options.server) else {
-        return Err(InvokeError::UnknownServer {
-            name: options.server.clone(),
-            settings: path(),
-            known: settings.names().into_iter().map(str::to_owned).collect(),
-        });
-    };
-    let name = entry.name.clone();
-    let launch = match &entry.kind {
-        EntryKind::Stdio(server) => server
-            .expand(&name, &|var: &str| options.vars.lookup(var))
-            .map_err(|error| InvokeError::Entry {
-                settings: path(),
-                error,
-            })?,
-        EntryKind::Disabled => {
-            return Err(InvokeError::Disabled {
-                name,
-                settings: path(),
-            });
-        }
-        EntryKind::NotStdio => {
-            return Err(InvokeError::NotStdio {
-                name,
-                settings: path(),
-            });
-        }
-        EntryKind::Invalid(error) => {
-            return Err(InvokeError::Entry {
-                settings: path(),
-                error: error.clone(),
-            });
-        }
-    };
+    let (name, launch) = launch_of(options)?;
     let arguments = if options.arguments == "-" {
         let mut text = String::new();
         stdin
@@ -133,7 +100,7 @@ pub async fn run(
         parse_arguments(&options.arguments)?
     };
 
-    let connection = match Connection::start(&launch, options.timeout).await {
+    let connection = match Connection::start(&launch, &options.programs, options.timeout).await {
         Ok(connection) => connection,
         Err(failure) => {
             write_failure(err, &name, &failure)?;
@@ -152,19 +119,8 @@ pub async fn run(
             Ok(code)
         }
         Err(ServerError::Rpc { message, .. }) => {
-            writeln!(err, "skillserve: {}", crate::commands::printable(&message))?;
-            // Say which tools there are when the name was the problem.
-            if let Ok(tools) = connection.list_tools(options.timeout).await
-                && !tools.iter().any(|t| t.name == options.tool)
-            {
-                let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-                writeln!(
-                    err,
-                    "skillserve: {name} has no tool {:?}; its tools are: {}",
-                    options.tool,
-                    names.join(", ")
-                )?;
-            }
+            writeln!(err, "skillserve: {}", crate::text::printable(&message))?;
+            write_known_tools(&connection, options, &name, err).await?;
             connection.close().await;
             Ok(ExitCode::Failure)
         }
@@ -176,6 +132,66 @@ pub async fn run(
     }
 }
 
+/// The server `options` names and how to start it, from the settings file;
+/// an error when it is unknown, disabled, not a stdio server or invalid.
+fn launch_of(options: &InvokeOptions) -> Result<(String, Launch), InvokeError> {
+    let settings = Settings::load(&options.settings)?;
+    let path = || settings.path.clone();
+    let Some(entry) = settings.servers.iter().find(|e| e.name == options.server) else {
+        return Err(InvokeError::UnknownServer {
+            name: options.server.clone(),
+            settings: path(),
+            known: settings.names().into_iter().map(str::to_owned).collect(),
+        });
+    };
+    let name = entry.name.clone();
+    match &entry.kind {
+        EntryKind::Stdio(server) => {
+            let launch = server
+                .expand(&name, &|var: &str| options.vars.lookup(var))
+                .map_err(|error| InvokeError::Entry {
+                    settings: path(),
+                    error,
+                })?;
+            Ok((name, launch))
+        }
+        EntryKind::Disabled => Err(InvokeError::Disabled {
+            name,
+            settings: path(),
+        }),
+        EntryKind::NotStdio => Err(InvokeError::NotStdio {
+            name,
+            settings: path(),
+        }),
+        EntryKind::Invalid(error) => Err(InvokeError::Entry {
+            settings: path(),
+            error: error.clone(),
+        }),
+    }
+}
+
+/// After a call failed, the server's tools when the tool's name was the
+/// problem (the server has no tool of that name).
+async fn write_known_tools(
+    connection: &Connection,
+    options: &InvokeOptions,
+    server: &str,
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    if let Ok(tools) = connection.list_tools(options.timeout).await
+        && !tools.iter().any(|t| t.name == options.tool)
+    {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        writeln!(
+            err,
+            "skillserve: {server} has no tool {:?}; its tools are: {}",
+            options.tool,
+            names.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
 /// The tool's arguments: a JSON object (`{}` when empty).
 pub fn parse_arguments(text: &str) -> Result<JsonObject, InvokeError> {
     if text.trim().is_empty() {
@@ -183,13 +199,13 @@ pub fn parse_arguments(text: &str) -> Result<JsonObject, InvokeError> {
     }
     match serde_json::from_str(text) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(other) => Err(InvokeError::NotAnObject(settings::kind_of(&other))),
+        Ok(other) => Err(InvokeError::NotAnObject(crate::text::json_kind(&other))),
         Err(e) => Err(InvokeError::BadJson(e.to_string())),
     }
 }
 
 fn write_failure(err: &mut dyn Write, server: &str, failure: &Failure) -> io::Result<()> {
-    let printable = crate::commands::printable;
+    let printable = crate::text::printable;
     writeln!(
         err,
         "skillserve: {}: {}",
@@ -307,7 +323,7 @@ mod tests {
         assert_eq!(parse_arguments(" {\"a\": 1} ").unwrap()["a"], 1);
         assert_eq!(
             parse_arguments("[1]").unwrap_err().to_string(),
-            "JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not a list"
+            "JSON_ARGS must be a JSON object such as '{\"path\": \"/tmp\"}', not an array"
         );
         assert!(
             parse_arguments("{nope")

@@ -124,7 +124,7 @@ impl Lock {
 /// letters, digits and hyphens, as `generate` makes them.
 fn is_folder_name(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= crate::lint::MAX_NAME_CHARS
+        && name.len() <= crate::spec::MAX_NAME_CHARS
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -139,12 +139,7 @@ pub fn digest(tools: &[Tool]) -> String {
     let value = serde_json::to_value(&sorted).unwrap_or(Value::Null);
     let mut text = String::new();
     canonical(&value, &mut text);
-    hex(&Sha256::digest(text.as_bytes()))
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// JSON with object keys sorted, whatever serde_json's map type does.

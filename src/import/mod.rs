@@ -55,6 +55,8 @@ pub struct ImportOptions {
     pub timeout: Duration,
     /// The environment, for `$VAR` in `command` and `args`.
     pub vars: crate::config::Vars,
+    /// Where server programs are looked for (`PATH`, `PATHEXT`).
+    pub programs: crate::program::SearchEnv,
 }
 
 /// Why `import` stopped before it was done.
@@ -165,8 +167,8 @@ pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCod
     writeln!(
         out,
         "Generated {skills_written} skill{} from {servers_written} server{}",
-        crate::commands::plural(skills_written),
-        crate::commands::plural(servers_written)
+        crate::text::plural(skills_written),
+        crate::text::plural(servers_written)
     )?;
     let failed = report(out, &settings, &outcomes, &plans, removed)?;
     Ok(if failed {
@@ -255,7 +257,7 @@ fn report(
     for ((entry, outcome), plan) in settings.servers.iter().zip(outcomes).zip(plans) {
         // Names and messages come from files and servers: keep them from
         // driving the terminal.
-        let printable = crate::commands::printable;
+        let printable = crate::text::printable;
         let name = printable(&entry.name);
         let mut reason = "tool gone";
         match (outcome, plan) {
@@ -314,7 +316,7 @@ async fn fetch(entry: &Entry, settings: &Path, options: &ImportOptions) -> Outco
         Err(error) => return Outcome::Unusable(format!("{}: {error}", settings.display())),
     };
     tracing::debug!(server = %entry.name, command = %launch.command, args = ?launch.args, "starting");
-    let connection = match Connection::start(&launch, options.timeout).await {
+    let connection = match Connection::start(&launch, &options.programs, options.timeout).await {
         Ok(connection) => connection,
         Err(failure) => return Outcome::Failed(failure),
     };

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::text::json_kind;
+
 /// Looks up an environment variable for `$VAR` expansion (`None`: unset).
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -127,7 +129,7 @@ impl Settings {
         let Value::Object(top) = &value else {
             return Err(shape(&format!(
                 "the top level must be an object with `mcpServers`, not {}",
-                kind_of(&value)
+                json_kind(&value)
             )));
         };
         match top.get("mcpServers") {
@@ -135,7 +137,7 @@ impl Settings {
             Some(other) => {
                 return Err(shape(&format!(
                     "`mcpServers` must be an object of servers by name, not {}",
-                    kind_of(other)
+                    json_kind(other)
                 )));
             }
             None if top.contains_key("servers") => {
@@ -250,7 +252,7 @@ fn entry_kind(name: &str, value: &Value) -> EntryKind {
 fn stdio_entry(name: &str, value: &Value) -> Result<EntryKind, EntryError> {
     let wrong = |field: String, expected: &str, found: &Value| EntryError {
         field,
-        problem: format!("must be {expected}, not {}", kind_of(found)),
+        problem: format!("must be {expected}, not {}", json_kind(found)),
     };
     let Value::Object(entry) = value else {
         return Err(wrong(server_path(name), "an object with `command`", value));
@@ -321,7 +323,7 @@ fn env_vars(name: &str, vars: &Map<String, Value>) -> Result<Vec<(String, String
             Value::String(text) => Ok((key.clone(), text.clone())),
             other => Err(EntryError {
                 field: format!("{}{}", field_path(name, "env"), key_access(key)),
-                problem: format!("must be a string, not {}", kind_of(other)),
+                problem: format!("must be a string, not {}", json_kind(other)),
             }),
         })
         .collect()
@@ -346,18 +348,6 @@ fn key_access(key: &str) -> String {
         format!(".{key}")
     } else {
         format!("[{}]", Value::from(key))
-    }
-}
-
-/// What a JSON value is, in words for a user who wrote it ("a list").
-pub(super) fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -424,12 +414,12 @@ mod tests {
         let err = parse("[]").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "MCP settings file /s/mcp.json: the top level must be an object with `mcpServers`, not a list"
+            "MCP settings file /s/mcp.json: the top level must be an object with `mcpServers`, not an array"
         );
         let err = parse(r#"{"mcpServers": []}"#).unwrap_err();
         assert!(
             err.to_string()
-                .ends_with("`mcpServers` must be an object of servers by name, not a list")
+                .ends_with("`mcpServers` must be an object of servers by name, not an array")
         );
         let err = parse(r#"{"servers": {}}"#).unwrap_err();
         assert!(

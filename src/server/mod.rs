@@ -1,10 +1,12 @@
 //! The MCP server: the async shell around the blocking core.
 //!
-//! Everything that touches tokio, rmcp or notify lives in this folder: the
+//! The server's async parts live in this folder (the only other user of
+//! tokio and rmcp is `import`, which starts MCP servers as children): the
 //! handler (`handler`), the live registry and its refreshes (`registry`),
 //! rescans on a miss (`rescan`), the file watcher (`watch`, over the events
-//! of `events`) and the bounded stdio transport (`transport`). This module runs them over stdio until the client
-//! goes away or a signal arrives (behaviour.md §7).
+//! of `events`) and the bounded stdio transport (`transport`). This module
+//! runs them over stdio until the client goes away or a signal arrives
+//! (behaviour.md §7).
 
 mod events;
 mod handler;

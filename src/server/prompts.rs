@@ -17,7 +17,7 @@ use crate::answer::Answer;
 use crate::server::page::{self, Page};
 use crate::server::registry::Served;
 use crate::server::rescan::Caller;
-use crate::snapshot::Skill;
+use crate::skill::Skill;
 
 /// The name of the prompt that loads any skill by name.
 pub const SKILL_PROMPT: &str = "skill";

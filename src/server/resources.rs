@@ -23,7 +23,7 @@ use crate::files::{self, FileError, Files, Kind, Raw, Target};
 use crate::server::page::{self, Page};
 use crate::server::prompts;
 use crate::server::registry::Served;
-use crate::snapshot::Skill;
+use crate::skill::Skill;
 use crate::uri::{self, SKILL_MD};
 
 /// The template of every skill's `SKILL.md`.

@@ -18,7 +18,7 @@ use crate::files::Files;
 use crate::server::page::{self, Page};
 use crate::server::registry::Served;
 use crate::server::resources::in_uri;
-use crate::snapshot::Skill;
+use crate::skill::Skill;
 use crate::uri;
 
 /// How long a client may treat an answer as fresh: the default rescan

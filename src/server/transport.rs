@@ -458,24 +458,16 @@ fn judge_value(value: &Value) -> Verdict {
     };
     let problem = match message.get("params") {
         Some(Value::Object(_)) | Some(Value::Null) | None => "malformed params".to_owned(),
-        Some(other) => format!("params must be an object, not {}", kind_of(other)),
+        Some(other) => format!(
+            "params must be an object, not {}",
+            crate::text::json_kind(other)
+        ),
     };
     Verdict::Reply(reply(
         Some(&id),
         ErrorCode::INVALID_PARAMS,
         format!("invalid params for {method}: {problem}"),
     ))
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// serde_json's message, in words a client author can act on.

@@ -12,6 +12,7 @@ mod cli;
 mod files;
 mod hostile;
 mod import;
+mod layers;
 mod plugins;
 mod prompts;
 mod properties;

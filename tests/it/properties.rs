@@ -13,7 +13,8 @@ use skillserve::resolve::{Resolution, resolve};
 use skillserve::roots::{Layout, Root, Source};
 use skillserve::scan::{Found, Scan};
 use skillserve::search;
-use skillserve::snapshot::{Skill, Snapshot};
+use skillserve::skill::Skill;
+use skillserve::snapshot::Snapshot;
 
 fn text(max: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(any::<char>(), 0..max).prop_map(|chars| chars.into_iter().collect())
