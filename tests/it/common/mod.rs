@@ -499,23 +499,39 @@ impl Raw {
     /// [`Raw::start`], waiting up to `within` for the first scan.
     pub fn start_within(mut command: std::process::Command, within: Duration) -> Raw {
         let mut raw = Raw::spawn(&mut command);
-        raw.send_json(
+        raw.initialize(within);
+        raw
+    }
+
+    /// Completes the 2025-11-25 handshake, waiting up to `within` for the
+    /// first scan.
+    pub fn initialize(&mut self, within: Duration) {
+        self.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
         );
-        let answer = raw.next_message(within).expect("initialize answered");
+        let answer = self.next_message(within).expect("initialize answered");
         assert_eq!(answer["id"], "init", "{answer}");
-        raw.send_json(
+        self.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         );
-        raw
     }
 
-    /// Starts the server without a handshake.
+    /// Starts the server without a handshake, its stderr discarded.
     pub fn spawn(command: &mut std::process::Command) -> Raw {
+        Raw::spawn_with(command, Stdio::null())
+    }
+
+    /// [`Raw::spawn`], with the server's stderr going to `stderr`.
+    pub fn spawn_with(command: &mut std::process::Command, stderr: Stdio) -> Raw {
         use std::io::BufRead;
-        let mut child = spawn_piped(command);
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn skillserve");
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
