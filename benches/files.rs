@@ -110,7 +110,10 @@ fn listing_cached(bencher: Bencher, name: &str) {
     let place = place(name);
     let files = Files::new(1 << 20);
     let first = files.listing(place).unwrap();
-    assert!(std::sync::Arc::ptr_eq(&first, &files.listing(place).unwrap()));
+    assert!(std::sync::Arc::ptr_eq(
+        &first,
+        &files.listing(place).unwrap()
+    ));
     bencher
         .counter(ItemsCount::new(first.files.len()))
         .bench(|| files.listing(black_box(place)).unwrap());

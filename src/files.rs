@@ -384,8 +384,7 @@ mod tests {
             Err(FileError::NotRegular)
         ));
         std::fs::remove_file(dir.join("notes.md")).unwrap();
-        std::os::unix::fs::symlink(temp.path().join("outside.txt"), dir.join("notes.md"))
-            .unwrap();
+        std::os::unix::fs::symlink(temp.path().join("outside.txt"), dir.join("notes.md")).unwrap();
         assert!(matches!(
             files.digests(place, std::slice::from_ref(&entry)),
             Err(FileError::Outside)
@@ -398,7 +397,10 @@ mod tests {
         let place = place(&dir, &file);
         let files = Files::new(1 << 20);
         let first = files.listing(place).unwrap();
-        assert!(Arc::ptr_eq(&first, &files.listing(place).unwrap()), "reused");
+        assert!(
+            Arc::ptr_eq(&first, &files.listing(place).unwrap()),
+            "reused"
+        );
         // Written in place: no folder changes, the listing is kept (its
         // size is the listed one until the folder changes).
         std::fs::write(dir.join("references/forms.md"), "longer").unwrap();
@@ -428,8 +430,7 @@ mod tests {
     fn a_symlinked_file_is_unlisted_when_its_target_goes() {
         let (_temp, dir, file) = skill(&[("deep/a/b/c/target.md", b"x")]);
         std::fs::create_dir(dir.join("links")).unwrap();
-        std::os::unix::fs::symlink("../deep/a/b/c/target.md", dir.join("links/target.md"))
-            .unwrap();
+        std::os::unix::fs::symlink("../deep/a/b/c/target.md", dir.join("links/target.md")).unwrap();
         let place = place(&dir, &file);
         let files = Files::new(1 << 20);
         // The folder of the target is read by the walk too; this is about

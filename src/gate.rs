@@ -401,8 +401,12 @@ impl<'a> Gate<'a> {
 /// A folder entry as [`Gate::entries`] sees it.
 #[derive(Clone, Copy, Debug)]
 pub enum Entry {
-    File { len: u64 },
-    Folder { stamp: Stamp },
+    File {
+        len: u64,
+    },
+    Folder {
+        stamp: Stamp,
+    },
     /// A symlink: open it with [`Gate::open_rel`] to follow it by the rules.
     Link,
     /// A FIFO, socket or device.
@@ -481,9 +485,7 @@ mod sys {
         .union(OFlags::CLOEXEC);
     /// A folder on the way, opened only to open what is in it.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    const THROUGH: OFlags = OFlags::PATH
-        .union(OFlags::DIRECTORY)
-        .union(OFlags::CLOEXEC);
+    const THROUGH: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     const THROUGH: OFlags = OFlags::RDONLY
         .union(OFlags::DIRECTORY)
@@ -543,13 +545,10 @@ mod sys {
                 // asked for was cleaned.
                 return Err(FileError::HiddenTarget);
             }
-            let at = stack
-                .last()
-                .map_or(walk.root.as_fd(), |(fd, _)| fd.as_fd());
+            let at = stack.last().map_or(walk.root.as_fd(), |(fd, _)| fd.as_fd());
             let last = todo.is_empty();
             let how = if last { flags } else { THROUGH };
-            let err = match rustix::fs::openat(at, &*name, how | OFlags::NOFOLLOW, Mode::empty())
-            {
+            let err = match rustix::fs::openat(at, &*name, how | OFlags::NOFOLLOW, Mode::empty()) {
                 Ok(fd) if last => {
                     let real = real_path(&stack, Some(&name));
                     return Ok((fd.into(), Some(real)));
@@ -582,9 +581,7 @@ mod sys {
         }
         // The path ended on a folder: "", or a symlink or `..` leading to
         // one. Open it as asked.
-        let at = stack
-            .last()
-            .map_or(walk.root.as_fd(), |(fd, _)| fd.as_fd());
+        let at = stack.last().map_or(walk.root.as_fd(), |(fd, _)| fd.as_fd());
         let fd = rustix::fs::openat(at, ".", flags, Mode::empty()).map_err(io::Error::from)?;
         Ok((fd.into(), Some(real_path(&stack, None))))
     }
@@ -851,10 +848,22 @@ mod tests {
 
     #[test]
     fn paths_that_climb_or_are_absolute_are_refused_by_their_text() {
-        for path in ["../outside.txt", "references/../../x", "references/..", ".."] {
+        for path in [
+            "../outside.txt",
+            "references/../../x",
+            "references/..",
+            "..",
+        ] {
             assert!(matches!(clean(path), Err(FileError::Climbs)), "{path}");
         }
-        for path in ["/etc/passwd", "\\x", "C:\\x", "C:/x", "c:x", "//server/share"] {
+        for path in [
+            "/etc/passwd",
+            "\\x",
+            "C:\\x",
+            "C:/x",
+            "c:x",
+            "//server/share",
+        ] {
             assert!(matches!(clean(path), Err(FileError::Absolute)), "{path}");
         }
         assert!(matches!(clean("a\\b"), Err(FileError::Backslash)));
@@ -875,7 +884,12 @@ mod tests {
                 other => panic!("{path}: {other:?}"),
             }
         }
-        for (path, cleaned) in [("", ""), (".", ""), ("./a//b/", "a/b"), ("%2e%2e", "%2e%2e")] {
+        for (path, cleaned) in [
+            ("", ""),
+            (".", ""),
+            ("./a//b/", "a/b"),
+            ("%2e%2e", "%2e%2e"),
+        ] {
             assert_eq!(clean(path).unwrap(), cleaned, "{path}");
         }
     }
@@ -952,11 +966,7 @@ mod tests {
             &dir.join("notes.md"),
         );
         let mut text = String::new();
-        target
-            .opened
-            .into_file()
-            .read_to_string(&mut text)
-            .unwrap();
+        target.opened.into_file().read_to_string(&mut text).unwrap();
         assert_eq!(text, "inside");
         assert!(matches!(refused(&gate, "notes.md"), FileError::Outside));
     }
@@ -992,7 +1002,10 @@ mod tests {
         assert_eq!(gate.open_rel("SKILL.md").unwrap().kind(), Kind::File);
         // But not as another path that leads there.
         symlink("..", &dir.join("up"));
-        assert!(matches!(gate.open_rel("up/pdf/SKILL.md"), Err(FileError::Outside)));
+        assert!(matches!(
+            gate.open_rel("up/pdf/SKILL.md"),
+            Err(FileError::Outside)
+        ));
         // A project: the repository is the fence.
         let fence = Fence::new(&temp.path().join("repo"));
         let project = place(&dir, &file, Some(&fence));
@@ -1041,7 +1054,10 @@ mod tests {
         std::fs::remove_file(&dir).unwrap();
         symlink("/nonexistent/pdf", &dir);
         let project = place(&dir, &file, Some(&fence));
-        assert!(matches!(Gate::open(project), Err(FileError::OutsideProject)));
+        assert!(matches!(
+            Gate::open(project),
+            Err(FileError::OutsideProject)
+        ));
     }
 
     #[cfg(unix)]
@@ -1109,7 +1125,12 @@ mod tests {
     fn a_short_name_of_a_hidden_folder_is_refused() {
         use std::os::windows::ffi::{OsStrExt, OsStringExt};
         let (_temp, dir, file) = skill(&[(".git/config", b"SECRET")]);
-        let long: Vec<u16> = dir.join(".git").as_os_str().encode_wide().chain([0]).collect();
+        let long: Vec<u16> = dir
+            .join(".git")
+            .as_os_str()
+            .encode_wide()
+            .chain([0])
+            .collect();
         let mut short = vec![0_u16; 1024];
         // SAFETY: both buffers are valid for the lengths given.
         let len = unsafe {

@@ -210,7 +210,10 @@ fn visit(
                 return Err(Limit::Bytes);
             }
             *bytes += len;
-            walked.listing.files.push(Entry { path: rel, size: len });
+            walked.listing.files.push(Entry {
+                path: rel,
+                size: len,
+            });
         } else if let Some(id) = folder_id {
             if cfg!(unix) && frame.ancestors.contains(&id) {
                 tracing::debug!(
@@ -280,7 +283,6 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
         .map(|(_, path)| path.to_owned())
         .collect()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -375,7 +377,10 @@ mod tests {
         let link = temp.path().join("linked");
         symlink("pdf", &link);
         symlink("../outside.txt", &dir.join("escape"));
-        assert_eq!(paths(&listed(&link, "")), ["SKILL.md", "references/forms.md"]);
+        assert_eq!(
+            paths(&listed(&link, "")),
+            ["SKILL.md", "references/forms.md"]
+        );
     }
 
     #[cfg(unix)]

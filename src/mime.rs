@@ -174,7 +174,8 @@ mod tests {
     #[test]
     fn text_images_and_binaries_by_extension_and_first_bytes() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-        let whole = |rel: &str, bytes: &[u8]| classify(rel, bytes.to_vec(), bytes.len() as u64, false);
+        let whole =
+            |rel: &str, bytes: &[u8]| classify(rel, bytes.to_vec(), bytes.len() as u64, false);
         assert_eq!(
             whole("notes.md", b"\xef\xbb\xbf# Notes\r\n\ttabs \n"),
             Content::Text {

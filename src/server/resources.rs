@@ -39,7 +39,12 @@ pub fn list(
     served: &Served,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(served.snapshot.skills(), request)?;
+    let Page { items, next_cursor } = page::page(
+        served.snapshot.skills(),
+        request,
+        "resources/list",
+        |skill| skill.name.as_str(),
+    )?;
     let resources = items
         .iter()
         .map(|skill| {
@@ -154,7 +159,9 @@ pub fn read_directory(
             Some(_) => {}
         }
     }
-    let Page { items, next_cursor } = page::page(&children, Some(request))?;
+    let list = format!("resources/directory/read {uri}");
+    let Page { items, next_cursor } =
+        page::page(&children, Some(request), &list, |child| child.uri.as_str())?;
     Ok(ListResourcesResult {
         next_cursor,
         ..ListResourcesResult::with_all_items(items.to_vec())

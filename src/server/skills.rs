@@ -33,8 +33,11 @@ pub fn list(
     files: &Files,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListSkillsResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(served.listable(), request)?;
     let skills = served.snapshot.skills();
+    let Page { items, next_cursor } =
+        page::page(served.listable(), request, "skills/list", |&i| {
+            skills[i].name.as_str()
+        })?;
     let entries = items.iter().map(|&i| entry(&skills[i], files)).collect();
     Ok(ListSkillsResult {
         next_cursor,
