@@ -199,14 +199,16 @@ pub fn lookup_file(
             error,
         })
     };
-    let target = match target(skill, file) {
+    let gate = match Gate::open(skill.place()) {
+        Ok(gate) => gate,
+        // The folder is gone: the user deleted the skill. (For a project
+        // skill, gone inside the repository: a symlink out of it is refused
+        // by the gate, never followed to see whether anything is there.)
+        Err(FileError::NotFound { .. }) => return vanished(skill),
+        Err(error) => return refused(error),
+    };
+    let target = match gate.resolve(file) {
         Ok(target) => target,
-        // In the user's own folders only: whether a project's folder that
-        // now leads out exists out there is not for the model to learn.
-        Err(FileError::NotFound { .. }) if skill.fence.is_none() && !skill.dir.exists() => {
-            tracing::debug!(skill = %skill.name, "the skill's folder is gone");
-            return vanished(skill);
-        }
         Err(FileError::NotFound { .. }) => {
             let suggestions = files
                 .listing(skill.place())

@@ -290,7 +290,6 @@ fn sha256(mut file: fs::File) -> Result<([u8; 32], u64), FileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Fence;
 
     /// A skill folder holding `files` (path, contents), inside a temporary
     /// folder that also holds `outside.txt`.
@@ -458,7 +457,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("SKILL.md"), "---\n---\n").unwrap();
         std::fs::write(dir.join("notes.md"), "x").unwrap();
-        let fence = Fence::new(&repo);
+        let fence = crate::gate::Fence::new(&repo);
         let file = dir.join("SKILL.md");
         let place = Place {
             dir: &dir,

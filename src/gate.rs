@@ -110,7 +110,7 @@ pub enum FileError {
     #[error("`{name}` is not served; hidden files and folders and `node_modules` never are")]
     Hidden { name: String },
     #[error(
-        "it leads through a symlink to a hidden file or folder or `node_modules`, which are never served"
+        "it leads to a hidden file or folder or `node_modules` under another name (a symlink, say), which are never served"
     )]
     HiddenTarget,
     #[error("it leads outside the skill's folder through a symlink, so it is not read")]
@@ -418,7 +418,9 @@ struct Walk<'a> {
     root: &'a File,
     /// The absolute paths that name `root`: an absolute symlink target
     /// below one of them is walked from `root`; any other is outside.
-    /// Asked only when such a symlink is met.
+    /// Asked only when such a symlink is met (on Windows the file system
+    /// follows links, and the final path decides).
+    #[cfg_attr(windows, allow(dead_code))]
     names: &'a dyn Fn() -> Vec<PathBuf>,
     /// Whether hidden names and `node_modules` are refused.
     hidden: bool,
@@ -434,6 +436,7 @@ impl Walk<'_> {
 
     /// The components of an absolute symlink target below one of the
     /// root's names, or `None`: it leads outside.
+    #[cfg_attr(windows, allow(dead_code))]
     fn below_names(&self, target: &Path) -> Option<Vec<OsString>> {
         (self.names)().iter().find_map(|name| {
             let rest = target.strip_prefix(name).ok()?;
@@ -659,6 +662,52 @@ mod sys {
         Ok(out)
     }
 
+    /// The walk by hand is what runs wherever `openat2` does not: it must
+    /// open what `openat2` opens, and refuse alike.
+    #[cfg(all(test, target_os = "linux"))]
+    #[test]
+    fn the_walk_by_hand_opens_what_openat2_opens() {
+        use std::path::PathBuf;
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/c.md"), "x").unwrap();
+        std::fs::write(root.join("top.md"), "y").unwrap();
+        let dir = open_path(root, true).unwrap();
+        let walk = Walk {
+            root: &dir,
+            names: &Vec::<PathBuf>::new,
+            hidden: true,
+        };
+        for rel in ["", "top.md", "a", "a/b", "a/b/c.md"] {
+            let (hand, _) = by_hand(&walk, Path::new(rel), READ).unwrap();
+            let hand = rustix::fs::fstat(&hand).unwrap();
+            match fast::open(&walk, Path::new(rel), READ) {
+                Some(fast) => {
+                    let fast = rustix::fs::fstat(fast.unwrap()).unwrap();
+                    assert_eq!((fast.st_dev, fast.st_ino), (hand.st_dev, hand.st_ino), "{rel}");
+                }
+                None => eprintln!("no openat2 here: the walk by hand alone"),
+            }
+        }
+        for rel in ["missing", "top.md/x", "a/missing/c.md"] {
+            assert!(
+                matches!(
+                    by_hand(&walk, Path::new(rel), READ),
+                    Err(FileError::NotFound { .. })
+                ),
+                "{rel}"
+            );
+            assert!(
+                matches!(
+                    fast::open(&walk, Path::new(rel), READ),
+                    None | Some(Err(FileError::NotFound { .. }))
+                ),
+                "{rel}"
+            );
+        }
+    }
+
     #[cfg(target_os = "linux")]
     mod fast {
         //! `openat2`: a path without a symlink in one system call.
@@ -776,11 +825,10 @@ mod sys {
         folder: bool,
     ) -> Result<(File, Option<String>), FileError> {
         let root = final_path(walk.root)?;
-        let path = if rel.as_os_str().is_empty() {
-            root.clone()
-        } else {
-            root.join(rel)
-        };
+        // Component by component: a final path starts with `\\?\`, after
+        // which Windows takes `/` for a name character, not a separator.
+        let mut path = root.clone();
+        path.extend(rel.components());
         let file = open_path(&path, folder)?;
         let real = check_final(&root, &final_path(&file)?, walk.hidden)?;
         Ok((file, Some(real)))
@@ -842,6 +890,7 @@ mod tests {
         std::os::unix::fs::symlink(target, link).unwrap();
     }
 
+    #[cfg(unix)]
     fn refused(gate: &Gate, requested: &str) -> FileError {
         gate.resolve(requested).expect_err(requested)
     }

@@ -177,7 +177,7 @@ fn nothing_outside_the_skill_hidden_or_not_regular_is_ever_read() {
     const OUTSIDE: &str =
         "it leads outside the skill's folder through a symlink, so it is not read";
     // Where a symlink leads is never named, hidden or not.
-    const HIDDEN_TARGET: &str = "it leads through a symlink to a hidden file or folder or `node_modules`, which are never served";
+    const HIDDEN_TARGET: &str = "it leads to a hidden file or folder or `node_modules` under another name (a symlink, say), which are never served";
     let hidden = |name: &str| {
         format!("`{name}` is not served; hidden files and folders and `node_modules` never are")
     };

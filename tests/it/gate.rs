@@ -5,7 +5,7 @@
 //! serves it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -87,7 +87,7 @@ fn swapper(
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
-        let swaps = AtomicUsize::new(0);
+        let mut swaps = 0;
         while !stop.load(Ordering::Relaxed) {
             rustix::fs::renameat_with(
                 rustix::fs::CWD,
@@ -97,20 +97,9 @@ fn swapper(
                 rustix::fs::RenameFlags::EXCHANGE,
             )
             .expect("renameat2(RENAME_EXCHANGE)");
-            swaps.fetch_add(1, Ordering::Relaxed);
+            swaps += 1;
         }
-        // An even number of swaps leaves the tree as it was.
-        if swaps.load(Ordering::Relaxed) % 2 == 1 {
-            rustix::fs::renameat_with(
-                rustix::fs::CWD,
-                &a,
-                rustix::fs::CWD,
-                &b,
-                rustix::fs::RenameFlags::EXCHANGE,
-            )
-            .unwrap();
-        }
-        swaps.into_inner()
+        swaps
     })
 }
 
@@ -139,6 +128,9 @@ fn race_requests(with_skill_md: bool) -> Vec<Value> {
 /// Requests per race: enough for thousands of reads across the swaps, few
 /// enough for a couple of seconds.
 const RACE_ANSWERS: usize = 3_200;
+/// Threads swapping at once: on a busy machine one of them is more likely to
+/// run while the server is between a check and a read.
+const SWAPPERS: usize = 3;
 
 /// A skill's file swapped for a symlink to a secret outside, back and forth,
 /// in a custom root (where the skill folder's own symlinks are followed, but
@@ -170,10 +162,12 @@ fn a_file_swapped_for_a_symlink_out_never_leaks_in_a_custom_root() {
     ];
     let mut raw = Raw::start(fixture.command(&args));
     let stop = Arc::new(AtomicBool::new(false));
-    let swaps = swapper(notes, swap, Arc::clone(&stop));
+    let swappers: Vec<_> = (0..SWAPPERS)
+        .map(|_| swapper(notes.clone(), swap.clone(), Arc::clone(&stop)))
+        .collect();
     let tally = hammer(&mut raw, &race_requests(false), RACE_ANSWERS, &secrets);
     stop.store(true, Ordering::Relaxed);
-    let swaps = swaps.join().unwrap();
+    let swaps: usize = swappers.into_iter().map(|s| s.join().unwrap()).sum();
     eprintln!("race in a custom root: {swaps} swaps; {tally:?}");
     assert_eq!(tally.leaked, 0, "{tally:?}");
     assert!(tally.served > 0 && swaps > 0, "{tally:?}, {swaps} swaps");
@@ -220,10 +214,12 @@ fn a_project_skill_folder_swapped_out_never_leaks() {
     ];
     let mut raw = Raw::start(fixture.command(&args));
     let stop = Arc::new(AtomicBool::new(false));
-    let swaps = swapper(inside, link, Arc::clone(&stop));
+    let swappers: Vec<_> = (0..SWAPPERS)
+        .map(|_| swapper(inside.clone(), link.clone(), Arc::clone(&stop)))
+        .collect();
     let tally = hammer(&mut raw, &race_requests(true), RACE_ANSWERS, &secrets);
     stop.store(true, Ordering::Relaxed);
-    let swaps = swaps.join().unwrap();
+    let swaps: usize = swappers.into_iter().map(|s| s.join().unwrap()).sum();
     eprintln!("race in a project root: {swaps} swaps; {tally:?}");
     assert_eq!(tally.leaked, 0, "{tally:?}");
     assert!(tally.served > 0 && swaps > 0, "{tally:?}, {swaps} swaps");
