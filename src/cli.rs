@@ -14,6 +14,7 @@ use crate::config::{
 use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::program::SearchEnv;
 
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
 const MAX_REFRESH_SECS: u64 = 86_400;
@@ -260,6 +261,7 @@ impl ImportArgs {
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -275,6 +277,7 @@ impl InvokeArgs {
             json: self.json,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -294,8 +297,13 @@ pub enum UsageError {
     BudgetTooSmall(usize),
     #[error("{what} is empty; give a folder")]
     EmptyPath { what: &'static str },
-    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
-    NoHome { what: &'static str, value: String },
+    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
+    NoHome {
+        what: &'static str,
+        value: String,
+        /// Why, e.g. "HOME is not set".
+        why: String,
+    },
     #[error("{flag} only applies to the server, not to `{command}`")]
     ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
@@ -416,15 +424,44 @@ impl Cli {
     pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
         let args = &self.shared;
         let mut warnings = Vec::new();
-        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
+        let user = !args.no_user;
+        if env.home.dir.is_none() && user {
+            warnings.push(format!(
+                "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
+                env.home.why_none()
+            ));
+        }
+        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
+            var.as_deref()
+                .map(|dir| absolute(dir.as_ref(), &env.cwd))
+                .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
+        };
+        let config = Config {
+            custom_dirs: self.custom_dirs(env)?,
+            project_dir: self.project_dir(env)?,
+            home: env.home.dir.clone(),
+            user,
+            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+            codex_home: under_home(&env.codex_home, ".codex"),
+            plugins: !args.no_plugins,
+            max_file_bytes: args.max_file_bytes,
+            folders: Folders::of(env.home.dir.as_deref(), |name| {
+                env.vars.get(name).filter(|v| !v.is_empty())
+            }),
+        };
+        Ok((config, warnings))
+    }
 
-        let mut custom_dirs = Vec::new();
-        for dir in &args.skills_dirs {
-            custom_dirs.push(expand("--skills-dir", dir)?);
+    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
+    /// expanded; one that exists but is not a folder stops start-up.
+    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
+        let mut dirs = Vec::new();
+        for dir in &self.shared.skills_dirs {
+            dirs.push(expand_path("--skills-dir", dir, env)?);
         }
         if let Some(Command::Serve(serve)) = &self.command {
             for dir in &serve.folders {
-                custom_dirs.push(expand("skills folder", dir)?);
+                dirs.push(expand_path("skills folder", dir, env)?);
             }
         }
         if let Some(list) = &env.skills_dirs {
@@ -433,64 +470,39 @@ impl Cli {
                     continue;
                 }
                 let entry = entry.to_string_lossy().into_owned();
-                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
+                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
             }
         }
-        for dir in &custom_dirs {
-            if dir.exists() && !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "skills folder",
-                    path: dir.clone(),
-                });
-            }
+        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+            return Err(UsageError::NotADirectory {
+                what: "skills folder",
+                path: dir.clone(),
+            });
         }
+        Ok(dirs)
+    }
 
-        let project_dir = if args.no_project {
-            None
-        } else if let Some(dir) = &args.project_dir {
-            let dir = expand("--project-dir", dir)?;
+    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
+    /// else the current directory; `None` with `--no-project`.
+    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
+        let args = &self.shared;
+        if args.no_project {
+            return Ok(None);
+        }
+        if let Some(dir) = &args.project_dir {
+            let dir = expand_path("--project-dir", dir, env)?;
             if !dir.is_dir() {
                 return Err(UsageError::NotADirectory {
                     what: "--project-dir",
                     path: dir,
                 });
             }
-            Some(dir)
-        } else if let Some(dir) = &env.claude_project_dir {
-            Some(absolute(dir.as_ref(), &env.cwd))
-        } else {
-            Some(env.cwd.clone())
-        };
-
-        let user = !args.no_user;
-        if env.home.is_none() && user {
-            warnings.push(
-                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
-                    .to_owned(),
-            );
+            return Ok(Some(dir));
         }
-        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
-            var.as_deref()
-                .map(|dir| absolute(dir.as_ref(), &env.cwd))
-                .or_else(|| env.home.as_ref().map(|home| home.join(default)))
-        };
-
-        Ok((
-            Config {
-                custom_dirs,
-                project_dir,
-                home: env.home.clone(),
-                user,
-                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-                codex_home: under_home(&env.codex_home, ".codex"),
-                plugins: !args.no_plugins,
-                max_file_bytes: args.max_file_bytes,
-                folders: Folders::of(env.home.as_deref(), |name| {
-                    env.vars.get(name).filter(|v| !v.is_empty())
-                }),
-            },
-            warnings,
-        ))
+        Ok(Some(match &env.claude_project_dir {
+            Some(dir) => absolute(dir.as_ref(), &env.cwd),
+            None => env.cwd.clone(),
+        }))
     }
 }
 
@@ -522,13 +534,19 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
     if value.trim().is_empty() {
         return Err(UsageError::EmptyPath { what });
     }
-    if value.starts_with('~') && env.home.is_none() {
+    if value.starts_with('~') && env.home.dir.is_none() {
         return Err(UsageError::NoHome {
             what,
             value: value.to_owned(),
+            why: env.home.why_none(),
         });
     }
-    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let home = || {
+        env.home
+            .dir
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+    };
     let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         UsageError::UnsetVariable {
@@ -546,10 +564,12 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
+    use crate::platform::Platform;
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }
@@ -671,14 +691,17 @@ mod tests {
             Err(UsageError::EmptyPath { .. })
         ));
         let no_home = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
-        assert!(matches!(
-            parse(&["--skills-dir", "~/skills"]).config(&no_home),
-            Err(UsageError::NoHome { .. })
-        ));
+        assert_eq!(
+            parse(&["--skills-dir", "~/skills"])
+                .config(&no_home)
+                .unwrap_err()
+                .to_string(),
+            "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
+        );
     }
 
     #[test]
@@ -768,12 +791,17 @@ mod tests {
     #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
         let (config, warnings) = parse(&[]).config(&env).unwrap();
         assert_eq!(config.home, None);
-        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings,
+            [
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+            ]
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use tracing_subscriber::EnvFilter;
 
 use skillserve::cli::{Cli, Command, UsageError};
-use skillserve::commands;
+use skillserve::commands::{self, Format, ListOptions};
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
@@ -73,6 +73,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
+            if config.user && config.home.is_some() {
+                // Which variable gave the home folder (on Windows HOME may be
+                // passed over for USERPROFILE); none is already a warning.
+                tracing::info!("home folder: {}", env.home.describe());
+            }
             if std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
@@ -85,7 +90,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             description: true, ..
         }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
         Some(Command::List { json, all, .. }) => {
-            commands::list(&load(), config.max_file_bytes, *json, *all, &mut out)?
+            let options = ListOptions {
+                format: Format::of(*json),
+                all: *all,
+            };
+            commands::list(&load(), config.max_file_bytes, options, &mut out)?
         }
         Some(Command::Show { name, file }) => commands::show(
             &load(),
@@ -96,7 +105,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &mut std::io::stderr(),
         )?,
         Some(Command::Check { json }) => {
-            commands::check(&load(), config.max_file_bytes, *json, &mut out)?
+            commands::check(&load(), config.max_file_bytes, Format::of(*json), &mut out)?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
