@@ -66,7 +66,9 @@ fn main() -> std::io::Result<()> {
                     .and_then(|rest| rest.split_once('/'))
                     .and_then(|(name, file)| answers.get(name)?.files.get(file));
                 match text {
-                    Some(text) => json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}),
+                    Some(text) => {
+                        json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
+                    }
                     None => json!({"contents": []}),
                 }
             }

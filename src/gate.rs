@@ -685,7 +685,11 @@ mod sys {
             match fast::open(&walk, Path::new(rel), READ) {
                 Some(fast) => {
                     let fast = rustix::fs::fstat(fast.unwrap()).unwrap();
-                    assert_eq!((fast.st_dev, fast.st_ino), (hand.st_dev, hand.st_ino), "{rel}");
+                    assert_eq!(
+                        (fast.st_dev, fast.st_ino),
+                        (hand.st_dev, hand.st_ino),
+                        "{rel}"
+                    );
                 }
                 None => eprintln!("no openat2 here: the walk by hand alone"),
             }

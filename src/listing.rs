@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use crate::disk::{self, FileId, Stamp};
-use crate::gate::{Entry as Found, Gate, Kind};
+use crate::gate::{Entry as Found, Gate, Kind, Opened};
 use crate::spec;
 
 /// Folders deeper than this below the skill folder are not listed.
@@ -67,6 +67,9 @@ pub struct Walked {
 struct Frame {
     /// Relative to the skill folder ("" for the skill folder itself).
     rel: String,
+    /// The folder, when it is open already (the first one); the others are
+    /// opened when their turn comes, so that a wide tree holds few handles.
+    folder: Option<Opened>,
     /// The identities of the folders from the skill folder down to this one
     /// (so one more than its depth): a symlink to any of them would be a
     /// cycle.
@@ -91,6 +94,7 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
     // too: a symlink in `links/` back to the skill folder is a cycle.
     let mut ancestors = Vec::new();
     let mut prefix = String::new();
+    let mut start = None;
     for part in std::iter::once("").chain(folder.split('/').filter(|p| !p.is_empty())) {
         if !part.is_empty() {
             if !prefix.is_empty() {
@@ -99,12 +103,16 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
             prefix.push_str(part);
         }
         match gate.open_rel(&prefix) {
-            Ok(opened) if opened.kind() == Kind::Folder => ancestors.push(opened.stamp().id()),
+            Ok(opened) if opened.kind() == Kind::Folder => {
+                ancestors.push(opened.stamp().id());
+                start = Some(opened);
+            }
             _ => return walked,
         }
     }
     let mut queue = VecDeque::from([Frame {
         rel: folder.to_owned(),
+        folder: start,
         ancestors,
     }]);
     let mut bytes = 0;
@@ -151,9 +159,9 @@ fn visit(
     queue: &mut VecDeque<Frame>,
 ) -> Result<(), Limit> {
     let skill_dir = gate.place().dir;
-    // Opened again through the gate: a folder swapped for a symlink since
-    // it was seen is followed by the rules, or not at all.
-    let folder = match gate.open_rel(&frame.rel) {
+    // Opened through the gate when its turn comes: a folder swapped for a
+    // symlink since it was seen is followed by the rules, or not at all.
+    let folder = match frame.folder.map_or_else(|| gate.open_rel(&frame.rel), Ok) {
         Ok(folder) if folder.kind() == Kind::Folder => folder,
         // Gone, or a file now: nothing to list (and the folder above, which
         // changed, will say so).
@@ -228,7 +236,11 @@ fn visit(
             }
             let mut ancestors = frame.ancestors.clone();
             ancestors.push(id);
-            queue.push_back(Frame { rel, ancestors });
+            queue.push_back(Frame {
+                rel,
+                folder: None,
+                ancestors,
+            });
         }
     }
     Ok(())

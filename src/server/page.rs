@@ -181,7 +181,7 @@ mod tests {
         for bad in [
             "0", "+100", "50", "100", "-1", "abc", "", "null", &forged, &long, &tampered,
         ] {
-            let error = at(&items, Some(bad)).err().expect(bad);
+            let error = at(&items, Some(bad)).expect_err(bad);
             assert_eq!(error.code.0, -32602, "{bad}");
             assert_eq!(
                 error.message,

@@ -7,15 +7,17 @@
 //! lines it cannot parse without an answer (invalid JSON, params that are not
 //! an object), and a second request with an id already in flight. This one:
 //!
-//! - keeps at most [`MAX_IN_FLIGHT`] requests between reading them and
-//!   writing their answers; a request read while that many are in flight is
-//!   answered at once with -32000 "server busy" (a client that pipelines more
-//!   than that many sends it again once an answer arrives);
-//! - keeps reading stdin whatever is in flight, so that the end of stdin is
-//!   seen at once, also behind a backlog; it stops reading only while
-//!   [`MAX_REPLIES`] of its own error answers wait to be written — a client
-//!   that does not read stdout stops the server reading, and memory stays
-//!   bounded;
+//! - keeps at most [`MAX_IN_FLIGHT`] requests between handing them to rmcp
+//!   and writing their answers; requests read meanwhile wait in a queue of at
+//!   most [`MAX_QUEUED`] requests ([`MAX_QUEUED_BYTES`] of their lines), in
+//!   order, and a request read while that queue is full is answered at once
+//!   with -32000 "server busy" (the client sends it again later);
+//! - keeps reading stdin whatever is in flight or queued, so that the end of
+//!   stdin is seen at once, also behind a backlog: the requests still queued
+//!   then are answered -32000 without being started, and the server exits;
+//!   it stops reading only while [`MAX_REPLIES`] of its own error answers wait
+//!   to be written — a client that does not read stdout stops the server
+//!   reading, and memory stays bounded;
 //! - answers every line that is not a notification: invalid JSON with -32700,
 //!   an invalid request with -32600 (both with `"id": null`), params that are
 //!   not an object with -32602, an id already in flight with -32600, a
@@ -42,15 +44,20 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
-/// Requests read but not yet answered, at most; one more is answered
-/// "server busy".
+/// Requests handed to rmcp and not yet answered, at most.
 pub const MAX_IN_FLIGHT: usize = 32;
+/// Requests read while [`MAX_IN_FLIGHT`] are in flight wait in a queue of at
+/// most this many; one more is answered "server busy".
+pub const MAX_QUEUED: usize = 256;
+/// The lines of the queued requests hold at most this many bytes in all.
+pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 /// The transport's own error answers (to invalid lines, to requests past
 /// [`MAX_IN_FLIGHT`]) waiting to be written, at most: past it, stdin is not
 /// read until one is written.
 pub const MAX_REPLIES: usize = 32;
-/// The JSON-RPC code of the answer to a request past [`MAX_IN_FLIGHT`] (the
-/// range -32000 to -32099 is the server's own).
+/// The JSON-RPC code of the answer to a request the queue has no room for,
+/// and to one still queued when stdin ends (the range -32000 to -32099 is
+/// the server's own).
 pub const SERVER_BUSY: i32 = -32000;
 /// `subscriptions/listen` streams open at once, at most (they last as long as
 /// the client wants, so they are not counted as requests in flight).
@@ -70,6 +77,10 @@ pub struct StdioTransport<R, W> {
     /// and `server/discover`). Until then rmcp gives up on any notification
     /// or response, so those are dropped here.
     started: bool,
+    /// Requests read while [`MAX_IN_FLIGHT`] were in flight, oldest first,
+    /// with the length of their lines.
+    queue: std::collections::VecDeque<(ClientJsonRpcMessage, usize)>,
+    queued_bytes: usize,
 }
 
 /// A flag that can be waited for.
@@ -142,6 +153,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
             }),
             flight: Arc::clone(&link.flight),
             started: false,
+            queue: std::collections::VecDeque::new(),
+            queued_bytes: 0,
         };
         (transport, link)
     }
@@ -227,8 +240,8 @@ impl InFlight {
     }
 
     /// Waits until another line may be read: whatever it is, there is room
-    /// to answer it (handed on, or answered by the transport).
-    async fn room(&self) {
+    /// to answer it (handed on, queued, or answered by the transport).
+    async fn reply_room(&self) {
         loop {
             let notified = self.room.notified();
             if self.lock().replies < MAX_REPLIES {
@@ -236,6 +249,25 @@ impl InFlight {
             }
             notified.await;
         }
+    }
+
+    /// Waits until another request may be handed to rmcp.
+    async fn request_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            if self.has_request_room() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn has_request_room(&self) -> bool {
+        self.lock().requests() < MAX_IN_FLIGHT
+    }
+
+    fn is_in_flight(&self, id: &RequestId) -> bool {
+        self.lock().requests.contains_key(id)
     }
 
     /// Registers a request; `Err` with the reason when it cannot be taken.
@@ -315,37 +347,52 @@ where
         }
     }
 
-    /// Reads until a message for rmcp arrives; answers what rmcp would drop.
-    /// Cancel-safe: rmcp polls this inside a `select!`, so every await is one
-    /// whose interruption loses nothing (the line state lives in `self`).
+    /// Reads until a message for rmcp arrives (or a queued request's turn
+    /// comes); answers what rmcp would drop. Cancel-safe: rmcp polls this
+    /// inside a `select!`, so every await is one whose interruption loses
+    /// nothing (the line state and the queue live in `self`).
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            self.flight.room().await;
-            let line = match self.lines.next().await {
+            if let Some(message) = self.dequeue() {
+                return Some(message);
+            }
+            let flight = Arc::clone(&self.flight);
+            let queued = !self.queue.is_empty();
+            let lines = &mut self.lines;
+            // Queued requests first; stdin is read all the same, so that its
+            // end is seen behind them.
+            let read = tokio::select! {
+                biased;
+                () = flight.request_room(), if queued => continue,
+                read = async {
+                    flight.reply_room().await;
+                    lines.next().await
+                } => read,
+            };
+            let line = match read {
                 Ok(Some(line)) => line,
-                Ok(None) => {
-                    self.stdin_ended.set();
-                    return None;
-                }
+                Ok(None) => return self.ended(),
                 Err(err) => {
                     tracing::debug!("cannot read stdin: {err}");
-                    self.stdin_ended.set();
-                    return None;
+                    return self.ended();
                 }
             };
-            let verdict = match line {
-                Line::TooLong => Verdict::Reply(reply(
-                    None,
-                    ErrorCode::INVALID_REQUEST,
-                    format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
-                )),
-                Line::Text(range) => judge(self.lines.get(range)),
+            let (verdict, len) = match line {
+                Line::TooLong => (
+                    Verdict::Reply(reply(
+                        None,
+                        ErrorCode::INVALID_REQUEST,
+                        format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
+                    )),
+                    0,
+                ),
+                Line::Text(range) => (judge(self.lines.get(range.clone())), range.len()),
             };
             match verdict {
                 Verdict::Skip => continue,
                 Verdict::Reply(bytes) => self.reply(bytes),
                 Verdict::Pass(message) => {
-                    if let Some(message) = self.admit(message) {
+                    if let Some(message) = self.admit(message, len) {
                         return Some(message);
                     }
                 }
@@ -376,47 +423,131 @@ where
         });
     }
 
-    /// Keeps count of requests; returns the message for rmcp, or `None` when
-    /// it was answered (or dropped) here.
-    fn admit(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+    /// The end of stdin: requests still queued are answered without being
+    /// started (the client is gone; the server exits once what is in flight
+    /// is answered, or after a short grace).
+    fn ended(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.stdin_ended.set();
+        for (message, _) in std::mem::take(&mut self.queue) {
+            if let ClientJsonRpcMessage::Request(request) = message {
+                self.reply(reply(
+                    Some(&request.id),
+                    ErrorCode(SERVER_BUSY),
+                    "Server stopping: stdin ended before this request was started".to_owned(),
+                ));
+            }
+        }
+        self.queued_bytes = 0;
+        None
+    }
+
+    /// The oldest queued request, when another may be handed to rmcp.
+    fn dequeue(&mut self) -> Option<ClientJsonRpcMessage> {
+        if self.queue.is_empty() || !self.flight.has_request_room() {
+            return None;
+        }
+        let (message, len) = self.queue.pop_front()?;
+        self.queued_bytes -= len;
+        self.start(message)
+    }
+
+    /// Whether a request of `id` is queued.
+    fn is_queued(&self, id: &RequestId) -> bool {
+        self.queue.iter().any(|(message, _)| {
+            matches!(message, ClientJsonRpcMessage::Request(request) if request.id == *id)
+        })
+    }
+
+    /// Decides what becomes of a message read from a line of `len` bytes:
+    /// a request is handed to rmcp when there is room and nothing waits
+    /// before it, else queued, else answered "server busy"; returns the
+    /// message for rmcp, or `None` when it was queued, answered or dropped.
+    fn admit(&mut self, message: ClientJsonRpcMessage, len: usize) -> Option<ClientJsonRpcMessage> {
         match &message {
             ClientJsonRpcMessage::Request(request) => {
                 let listen = matches!(
                     request.request,
                     ClientRequest::SubscriptionsListenRequest(_)
                 );
-                if let Err(refusal) = self.flight.start(&request.id, listen) {
-                    let (code, message) = match refusal {
-                        Refusal::Invalid(problem) => (ErrorCode::INVALID_REQUEST, problem),
-                        Refusal::Busy => (
-                            ErrorCode(SERVER_BUSY),
-                            format!(
-                                "Server busy: {MAX_IN_FLIGHT} requests are in flight; send this one again once one of them is answered"
-                            ),
+                if self.is_queued(&request.id) || (!listen && self.flight.is_in_flight(&request.id))
+                {
+                    self.reply(reply(
+                        Some(&request.id),
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: id {} is already used by a request in flight",
+                            id_text(&request.id)
                         ),
-                    };
-                    self.reply(reply(Some(&request.id), code, message));
+                    ));
                     return None;
                 }
-                self.started |= !matches!(
-                    request.request,
-                    ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
-                );
+                if listen || (self.queue.is_empty() && self.flight.has_request_room()) {
+                    return self.start(message);
+                }
+                if self.queue.len() < MAX_QUEUED && self.queued_bytes + len <= MAX_QUEUED_BYTES {
+                    self.queued_bytes += len;
+                    self.queue.push_back((message, len));
+                    return None;
+                }
+                self.reply(reply(
+                    Some(&request.id),
+                    ErrorCode(SERVER_BUSY),
+                    format!(
+                        "Server busy: {MAX_IN_FLIGHT} requests are in flight and {MAX_QUEUED} more wait; send this one again once one of them is answered"
+                    ),
+                ));
+                return None;
             }
             _ if !self.started => {
                 tracing::debug!("dropped a message that came before the first request");
                 return None;
             }
             ClientJsonRpcMessage::Notification(notification) => {
-                // rmcp drops the answer to a cancelled request.
+                // rmcp drops the answer to a cancelled request; one still
+                // queued is never started.
                 if let ClientNotification::CancelledNotification(cancelled) =
                     &notification.notification
                     && let Some(id) = &cancelled.params.request_id
                 {
                     self.flight.finish(id);
+                    if let Some(at) = self.queue.iter().position(|(message, _)| {
+                        matches!(message, ClientJsonRpcMessage::Request(request) if request.id == *id)
+                    }) && let Some((_, len)) = self.queue.remove(at)
+                    {
+                        self.queued_bytes -= len;
+                    }
                 }
             }
             ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {}
+        }
+        Some(message)
+    }
+
+    /// Hands a request to rmcp, counted in flight; `None` when it is refused
+    /// (a duplicate id, too many listen streams), answered here.
+    fn start(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        if let ClientJsonRpcMessage::Request(request) = &message {
+            let listen = matches!(
+                request.request,
+                ClientRequest::SubscriptionsListenRequest(_)
+            );
+            if let Err(refusal) = self.flight.start(&request.id, listen) {
+                let (code, message) = match refusal {
+                    Refusal::Invalid(problem) => (ErrorCode::INVALID_REQUEST, problem),
+                    Refusal::Busy => (
+                        ErrorCode(SERVER_BUSY),
+                        format!(
+                            "Server busy: {MAX_IN_FLIGHT} requests are in flight; send this one again once one of them is answered"
+                        ),
+                    ),
+                };
+                self.reply(reply(Some(&request.id), code, message));
+                return None;
+            }
+            self.started |= !matches!(
+                request.request,
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+            );
         }
         Some(message)
     }
