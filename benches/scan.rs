@@ -18,6 +18,7 @@ use divan::{Bencher, black_box};
 use skillserve::answer;
 use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_QUERY_CHARS};
 use skillserve::parse::Parsed;
+use skillserve::profiles::View;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
 use skillserve::roots::{Layout, Root, Source};
@@ -112,13 +113,14 @@ mod resolve_10k {
     const N: usize = 10_000;
 
     /// A name from the middle of the display order.
-    fn existing(snapshot: &Snapshot) -> String {
-        snapshot.skills()[snapshot.skills().len() / 2].name.clone()
+    fn existing(view: &View) -> String {
+        let skills = view.snapshot().skills();
+        skills[skills.len() / 2].name.clone()
     }
 
     #[divan::bench]
     fn exact(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = existing(snapshot);
         assert!(matches!(
             resolve::resolve(snapshot, &name),
@@ -129,7 +131,7 @@ mod resolve_10k {
 
     #[divan::bench]
     fn other_case(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = other_case_of(&existing(snapshot));
         assert!(matches!(
             resolve::resolve(snapshot, &name),
@@ -140,7 +142,7 @@ mod resolve_10k {
 
     #[divan::bench]
     fn miss(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = "no-such-skill-anywhere";
         assert!(matches!(
             resolve::resolve(snapshot, name),
@@ -182,8 +184,8 @@ mod miss {
 
     const QUERIES: [&str; 4] = ["typo", "words", "common", "misspelt"];
 
-    fn bench_miss(bencher: Bencher, snapshot: &Snapshot, kind: &str) {
-        let query = query(snapshot, kind);
+    fn bench_miss(bencher: Bencher, snapshot: &View, kind: &str) {
+        let query = query(snapshot.snapshot(), kind);
         assert!(query.chars().count() <= MAX_QUERY_CHARS);
         let answer = answer::not_found(snapshot, &query, None);
         assert!(answer.text().starts_with("Skill '"));
@@ -192,12 +194,12 @@ mod miss {
 
     #[divan::bench(args = QUERIES)]
     fn at_1000(bencher: Bencher, kind: &str) {
-        bench_miss(bencher, snapshot(1_000), kind);
+        bench_miss(bencher, view(1_000), kind);
     }
 
     #[divan::bench(args = QUERIES)]
     fn at_10000(bencher: Bencher, kind: &str) {
-        bench_miss(bencher, snapshot(10_000), kind);
+        bench_miss(bencher, view(10_000), kind);
     }
 
     #[divan::bench(args = QUERIES, sample_count = 30)]
@@ -271,7 +273,7 @@ fn search_index(bencher: Bencher, n: usize) {
     let snapshot = snapshot(n);
     bencher
         .counter(ItemsCount::new(n))
-        .bench(|| SearchIndex::build(black_box(snapshot.skills())));
+        .bench(|| SearchIndex::build(black_box(snapshot.candidates())));
 }
 
 // ----------------------------------------------------------------- rendering
@@ -280,7 +282,7 @@ fn search_index(bencher: Bencher, n: usize) {
 #[divan::bench(args = [1_000, 10_000])]
 fn tool_description(bencher: Bencher, n: usize) {
     let snapshot = snapshot(n);
-    bencher.bench(|| render::tool_description(black_box(snapshot.skills()), BUDGET));
+    bencher.bench(|| render::tool_description(black_box(snapshot.skills()).iter(), BUDGET));
 }
 
 // ------------------------------------------------------------------ fixtures
@@ -302,15 +304,21 @@ fn config_for(corpus: PathBuf) -> Config {
 
 /// A snapshot of the corpus of `n` skills, loaded once per process.
 fn snapshot(n: usize) -> &'static Snapshot {
-    static SNAPSHOTS: Mutex<Option<HashMap<usize, &'static Snapshot>>> = Mutex::new(None);
-    let mut snapshots = SNAPSHOTS.lock().unwrap();
-    snapshots
+    view(n).snapshot()
+}
+
+/// The view of every skill of the corpus of `n` skills (a client no
+/// setting concerns), loaded once per process.
+fn view(n: usize) -> &'static View {
+    static VIEWS: Mutex<Option<HashMap<usize, &'static View>>> = Mutex::new(None);
+    let mut views = VIEWS.lock().unwrap();
+    views
         .get_or_insert_with(HashMap::new)
         .entry(n)
         .or_insert_with(|| {
             let snapshot = snapshot::load(&config_for(corpus(n)), &mut Cache::default(), None);
             assert_eq!(snapshot.skills().len(), n);
-            Box::leak(Box::new(snapshot))
+            Box::leak(Box::new(View::unfiltered(Arc::new(snapshot), BUDGET)))
         })
 }
 
@@ -318,8 +326,8 @@ fn snapshot(n: usize) -> &'static Snapshot {
 /// with its own names (`-copy1` … appended) and the same descriptions, so
 /// that every word's postings are ten times as long. Nothing on disk: 100,000
 /// generated skills would be 820 MB.
-fn snapshot_100k() -> &'static Snapshot {
-    static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();
+fn snapshot_100k() -> &'static View {
+    static SNAPSHOT: OnceLock<View> = OnceLock::new();
     SNAPSHOT.get_or_init(|| {
         let base = snapshot(10_000);
         let root = Root::new(corpus(10_000), Source::Custom, Layout::Folders);
@@ -344,7 +352,7 @@ fn snapshot_100k() -> &'static Snapshot {
         };
         let snapshot = Snapshot::build(vec![root], scan, None);
         assert_eq!(snapshot.skills().len(), 100_000);
-        snapshot
+        View::unfiltered(Arc::new(snapshot), BUDGET)
     })
 }
 

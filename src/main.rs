@@ -4,14 +4,17 @@ use std::io::{IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
+use std::sync::Arc;
+
 use skillserve::cli::{Cli, Command, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
-use skillserve::config::{Config, Env, ServeOptions};
+use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
+use skillserve::profiles::{self, Profiles};
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot;
+use skillserve::snapshot::{self, Snapshot};
 
 fn main() {
     limit_malloc_arenas();
@@ -24,7 +27,7 @@ fn main() {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
             eprintln!("skillserve: {err:#}");
-            if err.is::<UsageError>() {
+            if err.is::<UsageError>() || err.is::<settings::SettingsError>() {
                 ExitCode::Usage
             } else {
                 ExitCode::Failure
@@ -60,14 +63,30 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let env = Env::from_process()?;
-    init_logging(&cli.log_filter(&env)?)?;
-    let (config, warnings) = cli.config(&env)?;
-    for warning in warnings {
+    let settings = cli.settings(&env)?;
+    init_logging(&cli.log_filter(&env, settings.log_level.as_ref())?)?;
+    for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
-    let options = cli.serve_options()?;
 
-    let load = || snapshot::load(&config, &mut Cache::default(), None);
+    let load = || {
+        Arc::new(snapshot::load(
+            &settings.config,
+            &mut Cache::default(),
+            None,
+        ))
+    };
+    // A client's view, by the name it gives (`--client`), or a client
+    // that matches no profile.
+    let view_for = |client: Option<&str>| {
+        let snapshot = load();
+        let profiles = Profiles::new(&settings);
+        let name = client.map(profiles::client_name);
+        let key = profiles.key(name.as_deref());
+        let header = name.map(|name| format!("Offered to {name}: {}", profiles.describe(key)));
+        (profiles, snapshot, key, header)
+    };
+    let max_file_bytes = settings.config.max_file_bytes;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match &cli.command {
@@ -79,28 +98,67 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
                 );
             }
-            return Ok(serve(config, options));
+            return Ok(serve(settings, cli.flags(), env));
         }
         Some(Command::List {
-            description: true, ..
-        }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
-        Some(Command::List { json, all, .. }) => {
+            description: true,
+            client,
+            ..
+        }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            commands::description(&profiles.view(&snapshot, key), &mut out)?
+        }
+        Some(Command::List {
+            json, all, client, ..
+        }) => {
+            let (profiles, snapshot, key, header) = view_for(client.as_deref());
             let options = ListOptions {
                 format: Format::of(*json),
                 all: *all,
             };
-            commands::list(&load(), config.max_file_bytes, options, &mut out)?
+            let decision = profiles.decide(&snapshot, key);
+            let view = profiles.view(&snapshot, key);
+            commands::list(
+                &view,
+                &decision,
+                header.as_deref(),
+                max_file_bytes,
+                options,
+                &mut out,
+            )?
         }
-        Some(Command::Show { name, file }) => commands::show(
-            &load(),
-            name,
-            file.as_deref(),
-            config.max_file_bytes,
-            &mut out,
-            &mut std::io::stderr(),
-        )?,
+        Some(Command::Show { name, file, client }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            let decision = profiles.decide(&snapshot, key);
+            commands::show(
+                &profiles.view(&snapshot, key),
+                &decision,
+                name,
+                file.as_deref(),
+                max_file_bytes,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
         Some(Command::Check { json }) => {
-            commands::check(&load(), config.max_file_bytes, Format::of(*json), &mut out)?
+            commands::check(&load(), max_file_bytes, Format::of(*json), &mut out)?
+        }
+        Some(Command::Config) => commands::config(&settings, &mut out)?,
+        Some(Command::Disable(args) | Command::Enable(args)) => {
+            let disable = matches!(cli.command, Some(Command::Disable(_)));
+            let snapshot: Arc<Snapshot> = load();
+            let flags = cli.flags();
+            let reload = || settings::load(&flags, &env);
+            commands::toggle(
+                &settings,
+                &snapshot,
+                &args.name,
+                args.client.as_deref(),
+                disable,
+                &reload,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
@@ -135,7 +193,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-fn serve(config: Config, options: ServeOptions) -> ExitCode {
+fn serve(settings: Settings, flags: Flags, env: Env) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,7 +204,7 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
             return ExitCode::Failure;
         }
     };
-    let stopped = runtime.block_on(server::run(config, options));
+    let stopped = runtime.block_on(server::run(settings, flags, env));
     // Neither wait for blocking threads (a scan in progress has nothing to
     // save) nor drop the tasks (the watcher would unwatch every folder one by
     // one): `main` exits the process right after this.

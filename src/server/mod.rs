@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use rmcp::{Peer, RoleServer, ServiceExt};
 
-use crate::config::{Config, ServeOptions};
+use crate::config::{Env, Flags, ServeOptions, Settings};
 use crate::diagnostic::Severity;
+use crate::snapshot;
 
 use handler::SkillServer;
 use registry::Registry;
@@ -45,18 +46,18 @@ pub enum Stop {
 ///
 /// The first scan runs on a blocking thread while signals are already being
 /// listened for, so even a slow start-up can be interrupted cleanly.
-pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
+pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<Stop> {
     let mut shutdown = std::pin::pin!(shutdown_signal());
-    let budget = options.description_budget;
+    let options = settings.serve.clone();
     let started = Instant::now();
     let registry = tokio::select! {
-        registry = tokio::task::spawn_blocking(move || Registry::new(config, budget)) => Arc::new(registry?),
+        registry = tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)) => Arc::new(registry?),
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     log_startup(&registry, &options, started.elapsed());
     registry.prepare_search();
 
-    let server = SkillServer::new(Arc::clone(&registry), &options);
+    let server = SkillServer::new(Arc::clone(&registry));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {
@@ -71,7 +72,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     };
     // Background tasks run until the process exits (see `main`): tearing
     // them down would cost more than it saves.
-    notify_changes(&registry, running.peer().clone(), &options);
+    notify_changes(&registry, running.peer().clone());
     if let Some(every) = options.refresh_interval {
         registry.spawn_interval(every);
     }
@@ -108,27 +109,27 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
 const EOF_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Sends the list-changed notifications (tools, and prompts and resources
-/// when they are offered) whenever those lists change, to a client that
-/// connected with `initialize` (2025-11-25 and older). A 2026-07-28 client
-/// hears of changes only on the `subscriptions/listen` streams it opens
-/// (`handler`). A client that has gone away makes sending fail; that is not an
-/// error.
-fn notify_changes(registry: &Registry, peer: Peer<RoleServer>, options: &ServeOptions) {
+/// when they are offered to it) whenever those lists change for the client,
+/// to a client that connected with `initialize` (2025-11-25 and older). A
+/// 2026-07-28 client hears of changes only on the `subscriptions/listen`
+/// streams it opens (`handler`). A client that has gone away makes sending
+/// fail; that is not an error.
+fn notify_changes(registry: &Arc<Registry>, peer: Peer<RoleServer>) {
+    let Some(info) = peer.peer_info() else {
+        return;
+    };
+    let client = info.client_info.name.clone();
     let mut changes = registry.changes();
-    let (prompts, resources) = (options.prompts, options.resources);
     tokio::spawn(async move {
-        while let Some(changed) = changes.next().await {
-            if peer.peer_info().is_none() {
-                continue;
-            }
+        while let Some(changed) = changes.next(Some(&client)).await {
             let sent = async {
                 if changed.tools {
                     peer.notify_tool_list_changed().await?;
                 }
-                if changed.listing && prompts {
+                if changed.prompts {
                     peer.notify_prompt_list_changed().await?;
                 }
-                if changed.listing && resources {
+                if changed.resources {
                     peer.notify_resource_list_changed().await?;
                 }
                 Ok::<(), rmcp::service::ServiceError>(())
@@ -147,7 +148,7 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
     for diagnostic in &snapshot.diagnostics {
         diagnostic.log();
     }
-    let by_source = snapshot.count_by_source();
+    let by_source = snapshot::count_by_source(snapshot.skills().iter());
     let errors = snapshot
         .diagnostics
         .iter()
@@ -184,6 +185,17 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
             "off (--no-watch)"
         },
     );
+    let settings = registry.settings();
+    match &settings.location {
+        Some(location) if settings.file_found => {
+            tracing::info!(
+                "settings from {} ({} client profiles)",
+                location.path.display(),
+                settings.rules.profiles.len()
+            );
+        }
+        _ => tracing::debug!("no settings file; flags, environment and defaults apply"),
+    }
     for (root, count) in snapshot.roots.iter().zip(&snapshot.per_root) {
         tracing::debug!(source = %root.source, skills = count, "scanned {}", root.path.display());
     }

@@ -1,16 +1,30 @@
-//! The resolved configuration every other module works from.
+//! The resolved configuration every other module works from, and where it
+//! comes from: flags, environment variables and `config.toml`.
 //!
-//! `cli` turns flags and environment variables into a [`Config`]; nothing below it
-//! reads `std::env` or sees `clap` types. Paths in a `Config` are absolute and
-//! already expanded (`~`, `$VAR`).
+//! `cli` turns the command line into [`Flags`]; [`settings`] merges them with
+//! the environment (captured once in [`Env`]) and the settings file ([`file`])
+//! into a [`Config`], [`ServeOptions`] and the filters and client profiles
+//! ([`Rules`]). Nothing below reads `std::env` or sees `clap` types. Paths in
+//! a `Config` are absolute and already expanded (`~`, `$VAR`). [`native`] is
+//! the built-in table of clients that load skills folders themselves;
+//! [`edit`] changes the file for `enable` and `disable`.
+
+pub mod edit;
+pub mod file;
+pub mod native;
+pub mod pattern;
+pub mod settings;
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::folders::Folders;
+
+pub use settings::{Flags, Rules, Settings, SettingsError, Shown};
 
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -25,6 +39,38 @@ pub const MIN_DESCRIPTION_BUDGET: usize = 300;
 pub const MAX_QUERY_CHARS: usize = 512;
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
+/// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
+pub const MAX_REFRESH_SECS: u64 = 86_400;
+
+/// Where a setting (or a pattern, a profile) came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    /// A command-line flag (`--no-user`), or `serve` for its folder arguments.
+    Flag(&'static str),
+    /// An environment variable.
+    Env(&'static str),
+    /// A line of the settings file.
+    File {
+        path: Arc<Path>,
+        line: usize,
+    },
+}
+
+impl fmt::Display for Origin {
+    /// `default`, `--no-user`, `$SKILLSERVE_SKILLS_DIRS`, `config.toml:3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::Flag(flag) => f.write_str(flag),
+            Origin::Env(var) => write!(f, "${var}"),
+            Origin::File { path, line } => {
+                let name = path.file_name().unwrap_or(path.as_os_str());
+                write!(f, "{}:{line}", name.to_string_lossy())
+            }
+        }
+    }
+}
 
 /// Where to look for skills and how to read them. Shared by the server and the CLI.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +119,10 @@ pub struct ServeOptions {
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     pub home: Option<PathBuf>,
+    /// The variable `home` came from (`HOME`, or `USERPROFILE` on Windows).
+    pub home_from: Option<&'static str>,
+    /// `SKILLSERVE_CONFIG`: the settings file to read.
+    pub config_file: Option<OsString>,
     pub claude_config_dir: Option<OsString>,
     pub codex_home: Option<OsString>,
     pub claude_project_dir: Option<OsString>,
@@ -93,8 +143,14 @@ impl Env {
                 .filter(|v| !v.is_empty())
                 .map(OsStr::to_os_string)
         };
+        let (home, home_from) = match home_dir_from(var("HOME"), var("USERPROFILE")) {
+            Some((home, from)) => (Some(home), Some(from)),
+            None => (None, None),
+        };
         Ok(Env {
-            home: home_dir_from(var("HOME"), var("USERPROFILE")),
+            home,
+            home_from,
+            config_file: var("SKILLSERVE_CONFIG"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
             claude_project_dir: var("CLAUDE_PROJECT_DIR"),
@@ -105,6 +161,15 @@ impl Env {
             cwd: std::env::current_dir()?,
             vars,
         })
+    }
+
+    /// The user's config and data folders for skillserve.
+    pub fn folders(&self) -> Folders {
+        let home = self
+            .home
+            .as_deref()
+            .map(|home| (home, self.home_from.unwrap_or("HOME")));
+        Folders::of(home, |name| self.vars.get(name).filter(|v| !v.is_empty()))
     }
 }
 
@@ -128,13 +193,17 @@ impl Vars {
 /// `HOME`, or on Windows `USERPROFILE`. Deliberately not the password database:
 /// an unset `HOME` means "no user roots, one warning" (behaviour.md §3.1), which
 /// is what a server started with a scrubbed environment should do.
-fn home_dir_from(home: Option<OsString>, userprofile: Option<OsString>) -> Option<PathBuf> {
-    let home = if cfg!(windows) {
-        home.or(userprofile)
-    } else {
-        home
+fn home_dir_from(
+    home: Option<OsString>,
+    userprofile: Option<OsString>,
+) -> Option<(PathBuf, &'static str)> {
+    let home = match (home, userprofile) {
+        (Some(home), _) => Some((home, "HOME")),
+        (None, Some(profile)) if cfg!(windows) => Some((profile, "USERPROFILE")),
+        _ => None,
     };
-    home.map(PathBuf::from).filter(|p| p.is_absolute())
+    home.map(|(dir, from)| (PathBuf::from(dir), from))
+        .filter(|(p, _)| p.is_absolute())
 }
 
 /// Makes `path` absolute against `cwd` without touching the file system
@@ -189,7 +258,7 @@ mod tests {
         assert_eq!(home_dir_from(Some("relative".into()), None), None);
         assert_eq!(
             home_dir_from(Some("/home/a".into()), None),
-            Some(PathBuf::from("/home/a"))
+            Some((PathBuf::from("/home/a"), "HOME"))
         );
     }
 }
