@@ -9,6 +9,7 @@ use crate::config::settings::{self, LOG_LEVELS, check_log_filter, expand_path};
 use crate::config::{Env, Flags, MAX_REFRESH_SECS, Origin, Settings, SettingsError};
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::program::SearchEnv;
 
 /// A day, for `--timeout` of `import` and `invoke`: a call may take long.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
@@ -297,6 +298,7 @@ impl ImportArgs {
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -312,6 +314,7 @@ impl InvokeArgs {
             json: self.json,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -453,12 +456,14 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
     use crate::config::{Config, ServeOptions};
+    use crate::platform::Platform;
     use std::path::PathBuf;
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }
@@ -584,14 +589,16 @@ mod tests {
             Err(UsageError::Settings(SettingsError::EmptyPath { .. }))
         ));
         let no_home = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
-        assert!(matches!(
-            config(&["--skills-dir", "~/skills"], &no_home),
-            Err(UsageError::Settings(SettingsError::NoHome { .. }))
-        ));
+        assert_eq!(
+            config(&["--skills-dir", "~/skills"], &no_home)
+                .unwrap_err()
+                .to_string(),
+            "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
+        );
     }
 
     #[test]
@@ -682,12 +689,17 @@ mod tests {
     #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
         let settings = resolved(&parse(&[]), &env).unwrap();
         assert_eq!(settings.config.home, None);
-        assert_eq!(settings.warnings.len(), 1);
+        assert_eq!(
+            settings.warnings,
+            [
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+            ]
+        );
     }
 }

@@ -92,6 +92,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
+            if settings.config.user && settings.config.home.is_some() {
+                // Which variable gave the home folder (on Windows HOME may be
+                // passed over for USERPROFILE); none is already a warning.
+                tracing::info!("home folder: {}", env.home.describe());
+            }
             if std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(

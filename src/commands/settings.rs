@@ -25,7 +25,10 @@ const VALUE_WIDTH: usize = 28;
 pub fn config(settings: &Settings, out: &mut dyn Write) -> io::Result<ExitCode> {
     let folders = &settings.config.folders;
     let file = match &settings.location {
-        None => "none: no config folder (HOME is not set); name one with --config".to_owned(),
+        None => format!(
+            "none: no config folder ({}); name one with --config",
+            settings.home.why_none()
+        ),
         Some(location) => {
             let state = match (settings.file_found, location.given_by) {
                 (true, Some(by)) => format!("named by {by}"),
@@ -38,9 +41,9 @@ pub fn config(settings: &Settings, out: &mut dyn Write) -> io::Result<ExitCode> 
         }
     };
     let folder = |path: &Option<std::path::PathBuf>, from: Option<&str>| match (path, from) {
-        (Some(path), Some(from)) => format!("{} (from ${from})", path.display()),
+        (Some(path), Some(from)) => format!("{} (from {from})", path.display()),
         (Some(path), None) => path.display().to_string(),
-        (None, _) => "none (HOME is not set)".to_owned(),
+        (None, _) => format!("none ({})", settings.home.why_none()),
     };
     writeln!(out, "Settings file: {}", printable(&file))?;
     writeln!(
@@ -55,11 +58,8 @@ pub fn config(settings: &Settings, out: &mut dyn Write) -> io::Result<ExitCode> 
     )?;
     writeln!(
         out,
-        "Home:          {}",
-        printable(&match &settings.config.home {
-            Some(home) => format!("{} (from $HOME or %USERPROFILE%)", home.display()),
-            None => "none (HOME is not set)".to_owned(),
-        })
+        "Home folder:   {}",
+        printable(&settings.home.describe())
     )?;
 
     writeln!(

@@ -625,7 +625,7 @@ mod tests {
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: crate::config::Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }

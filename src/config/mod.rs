@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::folders::Folders;
+use crate::platform::Platform;
 
 pub use settings::{Flags, Rules, Settings, SettingsError, Shown};
 
@@ -118,9 +119,7 @@ pub struct ServeOptions {
 /// precedence rules are testable without touching it.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
-    pub home: Option<PathBuf>,
-    /// The variable `home` came from (`HOME`, or `USERPROFILE` on Windows).
-    pub home_from: Option<&'static str>,
+    pub home: Home,
     /// `SKILLSERVE_CONFIG`: the settings file to read.
     pub config_file: Option<OsString>,
     pub claude_config_dir: Option<OsString>,
@@ -137,19 +136,14 @@ pub struct Env {
 impl Env {
     /// Reads the process environment. Empty variables count as unset.
     pub fn from_process() -> std::io::Result<Env> {
-        let vars = Vars(Arc::new(std::env::vars_os().collect()));
+        let vars = Vars::new(std::env::vars_os().collect());
         let var = |name: &str| {
             vars.get(name)
                 .filter(|v| !v.is_empty())
                 .map(OsStr::to_os_string)
         };
-        let (home, home_from) = match home_dir_from(var("HOME"), var("USERPROFILE")) {
-            Some((home, from)) => (Some(home), Some(from)),
-            None => (None, None),
-        };
         Ok(Env {
-            home,
-            home_from,
+            home: Home::choose(Platform::CURRENT, var("HOME"), var("USERPROFILE")),
             config_file: var("SKILLSERVE_CONFIG"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
@@ -165,10 +159,7 @@ impl Env {
 
     /// The user's config and data folders for skillserve.
     pub fn folders(&self) -> Folders {
-        let home = self
-            .home
-            .as_deref()
-            .map(|home| (home, self.home_from.unwrap_or("HOME")));
+        let home = self.home.dir.as_deref().zip(self.home.from);
         Folders::of(home, |name| self.vars.get(name).filter(|v| !v.is_empty()))
     }
 }
@@ -178,9 +169,31 @@ impl Env {
 pub struct Vars(Arc<HashMap<OsString, OsString>>);
 
 impl Vars {
-    /// The variable `name`, if it is set (even to an empty value).
+    /// The variables `vars`.
+    pub fn new(vars: HashMap<OsString, OsString>) -> Vars {
+        Vars(Arc::new(vars))
+    }
+
+    /// The variable `name`, if it is set (even to an empty value). On
+    /// Windows names compare case-insensitively, as there (`Path` is `PATH`).
     pub fn get(&self, name: &str) -> Option<&OsStr> {
-        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
+        self.get_on(Platform::CURRENT, name)
+    }
+
+    fn get_on(&self, platform: Platform, name: &str) -> Option<&OsStr> {
+        let exact = self.0.get(OsStr::new(name));
+        let any_case = || {
+            (platform == Platform::Windows)
+                .then(|| {
+                    self.0.iter().find_map(|(key, value)| {
+                        key.to_str()
+                            .is_some_and(|key| platform.same_variable(key, name))
+                            .then_some(value)
+                    })
+                })
+                .flatten()
+        };
+        exact.or_else(any_case).map(OsString::as_os_str)
     }
 
     /// The variable `name` as text (lossily), if it is set.
@@ -190,20 +203,96 @@ impl Vars {
     }
 }
 
-/// `HOME`, or on Windows `USERPROFILE`. Deliberately not the password database:
-/// an unset `HOME` means "no user roots, one warning" (behaviour.md §3.1), which
-/// is what a server started with a scrubbed environment should do.
-fn home_dir_from(
-    home: Option<OsString>,
-    userprofile: Option<OsString>,
-) -> Option<(PathBuf, &'static str)> {
-    let home = match (home, userprofile) {
-        (Some(home), _) => Some((home, "HOME")),
-        (None, Some(profile)) if cfg!(windows) => Some((profile, "USERPROFILE")),
-        _ => None,
-    };
-    home.map(|(dir, from)| (PathBuf::from(dir), from))
-        .filter(|(p, _)| p.is_absolute())
+/// The home folder and how it was chosen: `HOME` when it holds an absolute
+/// path of this platform, else on Windows `USERPROFILE`. Deliberately not the
+/// password database: no usable variable means "no user roots, one warning"
+/// (behaviour.md §3.1), which is what a server started with a scrubbed
+/// environment should do. On Windows, `HOME` is often set by Git Bash, MSYS
+/// or Cygwin to a path of their own (`/c/Users/me`), which Windows programs
+/// cannot open: such a `HOME` is passed over, not used.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Home {
+    /// The folder, or `None` when no variable holds a usable path.
+    pub dir: Option<PathBuf>,
+    /// The variable `dir` came from.
+    pub from: Option<&'static str>,
+    /// Why each variable looked at before (or instead of) `from` was not
+    /// used, e.g. "HOME is `/c/Users/me`, not an absolute Windows path".
+    pub passed_over: Vec<String>,
+}
+
+impl Home {
+    /// Chooses the home folder from the values of `HOME` and `USERPROFILE`
+    /// (`None`: unset or empty) by `platform`'s rules.
+    pub fn choose(
+        platform: Platform,
+        home: Option<OsString>,
+        userprofile: Option<OsString>,
+    ) -> Home {
+        let mut candidates = vec![("HOME", home)];
+        if platform == Platform::Windows {
+            candidates.push(("USERPROFILE", userprofile));
+        }
+        let mut passed_over = Vec::new();
+        for (var, value) in candidates {
+            match value {
+                Some(value) if platform.is_absolute(&value) => {
+                    return Home {
+                        dir: Some(PathBuf::from(value)),
+                        from: Some(var),
+                        passed_over,
+                    };
+                }
+                Some(value) => passed_over.push(format!(
+                    "{var} is `{}`, not an absolute {}path",
+                    value.to_string_lossy(),
+                    if platform == Platform::Windows {
+                        "Windows "
+                    } else {
+                        ""
+                    }
+                )),
+                None => passed_over.push(format!("{var} is not set")),
+            }
+        }
+        Home {
+            dir: None,
+            from: None,
+            passed_over,
+        }
+    }
+
+    /// The home folder `dir`, as if `HOME` held it.
+    pub fn at(dir: impl Into<PathBuf>) -> Home {
+        Home {
+            dir: Some(dir.into()),
+            from: Some("HOME"),
+            passed_over: Vec::new(),
+        }
+    }
+
+    /// Where the home folder is and which variable said so, for the log:
+    /// `/home/me (from HOME)`, `C:\Users\me (from USERPROFILE; HOME is …)`,
+    /// or why there is none.
+    pub fn describe(&self) -> String {
+        match (&self.dir, self.from) {
+            (Some(dir), Some(from)) if self.passed_over.is_empty() => {
+                format!("{} (from {from})", dir.display())
+            }
+            (Some(dir), Some(from)) => format!(
+                "{} (from {from}; {})",
+                dir.display(),
+                self.passed_over.join("; ")
+            ),
+            _ => format!("none ({})", self.why_none()),
+        }
+    }
+
+    /// Why there is no home folder: "HOME is not set", or on Windows
+    /// "HOME is not set and USERPROFILE is not set".
+    pub fn why_none(&self) -> String {
+        self.passed_over.join(" and ")
+    }
 }
 
 /// Makes `path` absolute against `cwd` without touching the file system
@@ -253,12 +342,77 @@ mod tests {
         assert_eq!(absolute(Path::new("/x/./y"), cwd), Path::new("/x/y"));
     }
 
+    fn choose(platform: Platform, home: Option<&str>, userprofile: Option<&str>) -> Home {
+        Home::choose(platform, home.map(Into::into), userprofile.map(Into::into))
+    }
+
     #[test]
-    fn relative_home_is_ignored() {
-        assert_eq!(home_dir_from(Some("relative".into()), None), None);
+    fn unix_home_is_home_when_absolute() {
         assert_eq!(
-            home_dir_from(Some("/home/a".into()), None),
-            Some((PathBuf::from("/home/a"), "HOME"))
+            choose(Platform::Unix, Some("/home/a"), Some(r"C:\Users\a")),
+            Home::at("/home/a")
+        );
+        assert_eq!(Home::at("/home/a").describe(), "/home/a (from HOME)");
+        let relative = choose(Platform::Unix, Some("relative"), Some(r"C:\Users\a"));
+        assert_eq!(relative.dir, None, "USERPROFILE means nothing on Unix");
+        assert_eq!(
+            relative.why_none(),
+            "HOME is `relative`, not an absolute path"
+        );
+        assert_eq!(
+            choose(Platform::Unix, None, None).why_none(),
+            "HOME is not set"
+        );
+    }
+
+    #[test]
+    fn windows_home_falls_back_to_userprofile_when_home_is_no_windows_path() {
+        let userprofile = Some(r"C:\Users\me");
+        assert_eq!(
+            choose(Platform::Windows, Some(r"D:\home"), userprofile),
+            Home::at(r"D:\home"),
+            "a Windows HOME wins"
+        );
+        for home in [None, Some("/c/Users/me"), Some("/home/me"), Some("~")] {
+            let chosen = choose(Platform::Windows, home, userprofile);
+            assert_eq!(chosen.dir, Some(PathBuf::from(r"C:\Users\me")), "{home:?}");
+            assert_eq!(chosen.from, Some("USERPROFILE"));
+        }
+        let git_bash = choose(Platform::Windows, Some("/c/Users/me"), userprofile);
+        assert_eq!(
+            git_bash.describe(),
+            r"C:\Users\me (from USERPROFILE; HOME is `/c/Users/me`, not an absolute Windows path)"
+        );
+        let none = choose(Platform::Windows, Some("/c/Users/me"), None);
+        assert_eq!(none.dir, None);
+        assert_eq!(
+            none.why_none(),
+            "HOME is `/c/Users/me`, not an absolute Windows path and USERPROFILE is not set"
+        );
+        assert_eq!(
+            choose(Platform::Windows, None, Some("me")).describe(),
+            "none (HOME is not set and USERPROFILE is `me`, not an absolute Windows path)"
+        );
+    }
+
+    #[test]
+    fn windows_variable_names_are_case_insensitive() {
+        let vars = Vars::new(HashMap::from([
+            ("Path".into(), r"C:\bin".into()),
+            ("HOME".into(), "/home/u".into()),
+        ]));
+        assert_eq!(
+            vars.get_on(Platform::Windows, "PATH"),
+            Some(OsStr::new(r"C:\bin"))
+        );
+        assert_eq!(vars.get_on(Platform::Unix, "PATH"), None);
+        assert_eq!(
+            vars.get_on(Platform::Unix, "HOME"),
+            Some(OsStr::new("/home/u"))
+        );
+        assert_eq!(
+            vars.get_on(Platform::Windows, "home"),
+            Some(OsStr::new("/home/u"))
         );
     }
 }

@@ -80,6 +80,8 @@ pub struct Settings {
     pub shown: Vec<Shown>,
     /// Worth logging: no home directory, say.
     pub warnings: Vec<String>,
+    /// The home folder and the variable it came from.
+    pub home: super::Home,
 }
 
 /// A problem with the command line, the environment or the settings file
@@ -98,8 +100,13 @@ pub enum SettingsError {
     BudgetTooSmall(usize),
     #[error("{what} is empty; give a folder")]
     EmptyPath { what: String },
-    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
-    NoHome { what: String, value: String },
+    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
+    NoHome {
+        what: String,
+        value: String,
+        /// Why, e.g. "HOME is not set".
+        why: String,
+    },
     #[error(transparent)]
     File(#[from] FileError),
 }
@@ -206,11 +213,11 @@ pub fn resolve(
         true,
         bool::to_string
     );
-    if env.home.is_none() && user {
-        warnings.push(
-            "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
-                .to_owned(),
-        );
+    if env.home.dir.is_none() && user {
+        warnings.push(format!(
+            "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
+            env.home.why_none()
+        ));
     }
     let plugins = pick!(
         "plugins",
@@ -289,12 +296,12 @@ pub fn resolve(
     let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
         var.as_deref()
             .map(|dir| absolute(dir.as_ref(), &env.cwd))
-            .or_else(|| env.home.as_ref().map(|home| home.join(default)))
+            .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
     };
     let config = Config {
         custom_dirs,
         project_dir,
-        home: env.home.clone(),
+        home: env.home.dir.clone(),
         user,
         claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
         codex_home: under_home(&env.codex_home, ".codex"),
@@ -325,6 +332,7 @@ pub fn resolve(
         log_level,
         shown,
         warnings,
+        home: env.home.clone(),
     })
 }
 
@@ -487,13 +495,19 @@ pub fn expand_path(
             what: what.to_owned(),
         });
     }
-    if value.starts_with('~') && env.home.is_none() {
+    if value.starts_with('~') && env.home.dir.is_none() {
         return Err(SettingsError::NoHome {
             what: what.to_owned(),
             value: value.to_owned(),
+            why: env.home.why_none(),
         });
     }
-    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let home = || {
+        env.home
+            .dir
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+    };
     let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         SettingsError::UnsetVariable {
@@ -517,7 +531,7 @@ mod tests {
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: crate::config::Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }

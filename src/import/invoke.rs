@@ -37,6 +37,8 @@ pub struct InvokeOptions {
     pub timeout: Duration,
     /// The environment, for `$VAR` in `command` and `args`.
     pub vars: crate::config::Vars,
+    /// Where server programs are looked for (`PATH`, `PATHEXT`).
+    pub programs: crate::program::SearchEnv,
 }
 
 /// A mistake in what `invoke` was given: nothing was started.
@@ -133,7 +135,7 @@ pub async fn run(
         parse_arguments(&options.arguments)?
     };
 
-    let connection = match Connection::start(&launch, options.timeout).await {
+    let connection = match Connection::start(&launch, &options.programs, options.timeout).await {
         Ok(connection) => connection,
         Err(failure) => {
             write_failure(err, &name, &failure)?;

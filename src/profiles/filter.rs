@@ -147,7 +147,7 @@ mod tests {
 
     fn filter(text: &str) -> Filter {
         let env = Env {
-            home: Some("/home/u".into()),
+            home: crate::config::Home::at("/home/u"),
             cwd: "/".into(),
             ..Env::default()
         };

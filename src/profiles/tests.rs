@@ -34,7 +34,7 @@ impl Setup {
         std::fs::create_dir_all(&custom).unwrap();
         build(&home, &custom);
         let env = Env {
-            home: Some(home.clone()),
+            home: crate::config::Home::at(home.clone()),
             cwd: dir.path().to_path_buf(),
             ..Env::default()
         };
