@@ -118,7 +118,8 @@ pub enum Command {
         #[arg(long, value_name = "CLIENT")]
         client: Option<String>,
     },
-    /// Print the settings in use and where each came from, and skillserve's folders.
+    /// Print the settings in use and where each came from, and skillserve's folders
+    /// (server options given here show what they would change).
     Config,
     /// Hide the skill NAME from every client (or from --client GLOB's): adds it to
     /// `disabled` in config.toml, keeping the file's comments.
@@ -356,7 +357,11 @@ impl Cli {
     {
         let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve) {
+        // `config` shows what serve flags would change, so it takes them.
+        let shows_settings = matches!(cli.command, Some(Command::Config));
+        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve)
+            && !shows_settings
+        {
             let serve_flags = ServeArgs::augment_args(clap::Command::new("serve"));
             let renders_description = matches!(
                 cli.command,

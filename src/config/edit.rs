@@ -100,7 +100,7 @@ pub fn set_disabled(
         let Some(index) = position(list) else {
             return Ok(Change::Unchanged);
         };
-        list.remove(index);
+        remove_keeping_comments(list, index);
     }
     write(path, &document.to_string()).map_err(|error| EditError::Write {
         path: path.to_path_buf(),
@@ -135,19 +135,54 @@ fn table_for<'a>(
         .as_table_like_mut()
 }
 
+/// The text of a decoration (whitespace and comments), empty when none.
+fn text(raw: Option<&toml_edit::RawString>) -> String {
+    raw.and_then(toml_edit::RawString::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `text` cut before its first line break, and the rest (`("", text)` when
+/// there is none): what stays on the line it starts on.
+fn split_line(text: &str) -> (&str, &str) {
+    text.split_at(text.find('\n').unwrap_or(0))
+}
+
 /// Appends `name` so that a list written one entry per line stays so: the
-/// new entry gets the last one's line break and indentation (not the
-/// comment that may come before it).
+/// new entry gets its own line, indented like the last one, and a comment
+/// after the last entry stays on that entry's line.
 fn push_like_the_others(list: &mut Array, name: &str) {
-    let prefix = list
-        .iter()
-        .last()
-        .and_then(|last| last.decor().prefix())
-        .and_then(|prefix| prefix.as_str())
-        .and_then(|prefix| prefix.rfind('\n').map(|at| prefix[at..].to_owned()));
+    let last_prefix = text(list.iter().last().and_then(|last| last.decor().prefix()));
     list.push(name);
-    if let (Some(prefix), Some(added)) = (prefix, list.iter_mut().last()) {
+    let Some(at) = last_prefix.rfind('\n') else {
+        return;
+    };
+    let trailing = text(Some(list.trailing()));
+    let (same_line, rest) = split_line(&trailing);
+    let prefix = format!("{same_line}{}", &last_prefix[at..]);
+    list.set_trailing(rest.to_owned());
+    if let Some(added) = list.iter_mut().last() {
         added.decor_mut().set_prefix(prefix);
+    }
+}
+
+/// Removes entry `index`, with the comment on its own line; a comment on
+/// the line before it (the previous entry's) stays where it is.
+fn remove_keeping_comments(list: &mut Array, index: usize) {
+    let removed = list.remove(index);
+    let prefix = text(removed.decor().prefix());
+    let before = prefix.rfind('\n').map_or("", |at| &prefix[..at]);
+    match list.get_mut(index) {
+        Some(next) => {
+            let next_prefix = text(next.decor().prefix());
+            let (_, rest) = split_line(&next_prefix);
+            next.decor_mut().set_prefix(format!("{before}{rest}"));
+        }
+        None => {
+            let trailing = text(Some(list.trailing()));
+            let (_, rest) = split_line(&trailing);
+            list.set_trailing(format!("{before}{rest}"));
+        }
     }
 }
 
@@ -191,18 +226,29 @@ mod tests {
 
     #[test]
     fn disable_keeps_comments_and_the_layout_of_a_list() {
-        let text = "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"a\", # old\n  \"b\",\n]\n\n[clients.cursor]\nprompts = false\n";
+        let text = "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"a\", # old\n  \"b\", # older\n]\n\n[clients.cursor]\nprompts = false\n";
         let (change, out) = edited(text, "pdf", None, true);
         assert_eq!(change, Change::Done { created: false });
         assert_eq!(
             out,
-            "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"a\", # old\n  \"b\",\n  \"pdf\",\n]\n\n[clients.cursor]\nprompts = false\n"
+            "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"a\", # old\n  \"b\", # older\n  \"pdf\",\n]\n\n[clients.cursor]\nprompts = false\n"
         );
         let (change, out) = edited(&out, "PDF", None, true);
         assert_eq!(change, Change::Unchanged);
         let (change, back) = edited(&out, "Pdf", None, false);
         assert_eq!(change, Change::Done { created: false });
         assert_eq!(back, text);
+        // Removing an entry takes its own comment along, not its neighbours'.
+        let (_, out) = edited(text, "a", None, false);
+        assert_eq!(
+            out,
+            "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"b\", # older\n]\n\n[clients.cursor]\nprompts = false\n"
+        );
+        let (_, out) = edited(text, "b", None, false);
+        assert_eq!(
+            out,
+            "# My settings\nuser = false # no home skills\n\n# Never these:\ndisabled = [\n  \"a\", # old\n]\n\n[clients.cursor]\nprompts = false\n"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use toml_edit::{Document, Item, Key, TableLike, Value};
 
 use super::pattern::{self, Glob, Pattern, Selector, Unexpanded};
 use super::settings::{LOG_LEVELS, check_log_filter, expand_path};
-use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin, absolute};
+use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin};
 use crate::disk::{self, ReadError};
 use crate::similarity;
 
@@ -123,7 +123,6 @@ pub struct FileSettings {
     pub path: Arc<Path>,
     /// Each folder expanded and absolute, with its line.
     pub skills_dirs: Vec<At<PathBuf>>,
-    pub skills_dirs_line: Option<usize>,
     pub project_dir: Option<At<PathBuf>>,
     pub project: Option<At<bool>>,
     pub user: Option<At<bool>>,
@@ -194,7 +193,6 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<FileSettings, FileErr
     let mut out = FileSettings {
         path: Arc::clone(&reader.file),
         skills_dirs: Vec::new(),
-        skills_dirs_line: None,
         project_dir: None,
         project: None,
         user: None,
@@ -257,7 +255,6 @@ impl Reader<'_> {
         match field.key {
             "skills_dirs" => {
                 out.skills_dirs = self.paths(field)?;
-                out.skills_dirs_line = Some(line);
             }
             "project_dir" => {
                 let text = self.string(field)?;
@@ -612,11 +609,6 @@ pub fn quoted(key: &str) -> String {
     } else {
         format!("\"{}\"", key.replace('\\', "\\\\").replace('"', "\\\""))
     }
-}
-
-/// The absolute form of `path` (for `--config`), like every other path.
-pub fn absolute_location(path: &Path, env: &Env) -> PathBuf {
-    absolute(path, &env.cwd)
 }
 
 #[cfg(test)]

@@ -222,14 +222,6 @@ impl Profiles {
         }
     }
 
-    /// Whether two sets of settings show every client the same skills in
-    /// the same way (so views can be reused across them).
-    pub fn same_as(&self, other: &Profiles) -> bool {
-        self.rules == other.rules
-            && self.defaults == other.defaults
-            && self.natives.iter().zip(&other.natives).all(|(a, b)| a == b)
-    }
-
     /// Who `key` is, in words, for `list --client` and the log: the
     /// profile and the native row that apply.
     pub fn describe(&self, key: Key) -> String {

@@ -10,7 +10,7 @@ use crate::config::native::NativeClient;
 use crate::roots::{Root, Source};
 
 /// The folders one client loads natively.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct NativeFolders {
     pub client: &'static NativeClient,
     /// Project folders (at the levels the client reads) and user folders.

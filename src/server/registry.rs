@@ -123,6 +123,10 @@ impl Changes {
             if changed.any() {
                 return Some(changed);
             }
+            tracing::debug!(
+                "what {} lists did not change",
+                client.map_or("the client".to_owned(), |name| format!("'{name}'"))
+            );
         }
     }
 }
