@@ -4,8 +4,8 @@
 //!
 //! Two signals are added up:
 //!
-//! - **words** (0 to 1): BM25 over an index of the words of every served
-//!   skill's names (full, short and folder name; each word counts
+//! - **words** (0 to 1): BM25 over an index of the words of every skill's
+//!   (served or shadowed: a client's view may show a shadowed one) names (full, short and folder name; each word counts
 //!   [`NAME_WEIGHT`] times) and description, scaled by the best score
 //!   possible for the query and by the share of the query's words the skill
 //!   has. A query word matches itself, at a discount its other forms
