@@ -10,10 +10,13 @@
 //!
 //! macOS uses the XDG layout, as command-line tools there commonly do: users
 //! look for dotfiles in `~/.config`, not in `~/Library/Application Support`.
-//! A relative `XDG_*` value is ignored, as the XDG specification asks.
+//! A relative `XDG_*` value (or, on Windows, an `APPDATA` that is not an
+//! absolute Windows path) is ignored, as the XDG specification asks.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+
+use crate::platform::Platform;
 
 /// The folder name under the platform's config and data folders.
 const APP: &str = "skillserve";
@@ -37,24 +40,23 @@ impl Folders {
         home: Option<(&Path, &'static str)>,
         var: impl Fn(&str) -> Option<&'a OsStr>,
     ) -> Folders {
-        Folders::for_platform(cfg!(windows), home, var)
+        Folders::for_platform(Platform::CURRENT, home, var)
     }
 
     fn for_platform<'a>(
-        windows: bool,
+        platform: Platform,
         home: Option<(&Path, &'static str)>,
         var: impl Fn(&str) -> Option<&'a OsStr>,
     ) -> Folders {
-        // The variable if it is set to an absolute path, else the home
-        // directory joined with `below`.
+        // The variable if it holds an absolute path of this platform, else
+        // the home directory joined with `below`.
         let pick = |name: &'static str, below: &str| match var(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
+            .filter(|value| platform.is_absolute(value))
         {
-            Some(dir) => Some((dir, name)),
+            Some(dir) => Some((PathBuf::from(dir), name)),
             None => home.map(|(home, from)| (home.join(below), from)),
         };
-        let (config, data) = if windows {
+        let (config, data) = if platform == Platform::Windows {
             (
                 pick("APPDATA", "AppData/Roaming"),
                 pick("LOCALAPPDATA", "AppData/Local"),
@@ -78,18 +80,18 @@ impl Folders {
 mod tests {
     use super::*;
 
-    fn folders(windows: bool, home: Option<&str>, vars: &[(&str, &str)]) -> Folders {
+    fn folders(platform: Platform, home: Option<&str>, vars: &[(&str, &str)]) -> Folders {
         let var = |name: &str| {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, value)| OsStr::new(*value))
         };
-        Folders::for_platform(windows, home.map(|h| (Path::new(h), "HOME")), var)
+        Folders::for_platform(platform, home.map(|h| (Path::new(h), "HOME")), var)
     }
 
     #[test]
     fn unix_folders_follow_xdg_with_home_defaults() {
-        let found = folders(false, Some("/home/u"), &[]);
+        let found = folders(Platform::Unix, Some("/home/u"), &[]);
         assert_eq!(found.config, Some("/home/u/.config/skillserve".into()));
         assert_eq!(found.data, Some("/home/u/.local/share/skillserve".into()));
         assert_eq!(
@@ -97,7 +99,7 @@ mod tests {
             (Some("HOME"), Some("HOME"))
         );
         let found = folders(
-            false,
+            Platform::Unix,
             Some("/home/u"),
             &[("XDG_CONFIG_HOME", "/c"), ("XDG_DATA_HOME", "relative")],
         );
@@ -111,28 +113,25 @@ mod tests {
 
     #[test]
     fn no_home_and_no_variables_means_no_folders() {
-        assert_eq!(folders(false, None, &[]), Folders::default());
-        assert_eq!(folders(true, None, &[]), Folders::default());
+        assert_eq!(folders(Platform::Unix, None, &[]), Folders::default());
+        assert_eq!(folders(Platform::Windows, None, &[]), Folders::default());
     }
 
-    #[cfg(windows)]
     #[test]
     fn windows_folders_are_appdata_and_localappdata() {
         let found = folders(
-            true,
+            Platform::Windows,
             None,
             &[
                 ("APPDATA", r"C:\Users\u\AppData\Roaming"),
                 ("LOCALAPPDATA", r"C:\Users\u\AppData\Local"),
             ],
         );
-        assert_eq!(
-            found.config,
-            Some(r"C:\Users\u\AppData\Roaming\skillserve".into())
-        );
-        assert_eq!(
-            found.data,
-            Some(r"C:\Users\u\AppData\Local\skillserve".into())
-        );
+        // Joined with this platform's separator: `\` on Windows.
+        let under = |dir: &str| Some(PathBuf::from(dir).join("skillserve"));
+        assert_eq!(found.config, under(r"C:\Users\u\AppData\Roaming"));
+        assert_eq!(found.data, under(r"C:\Users\u\AppData\Local"));
+        let git_bash = folders(Platform::Windows, None, &[("APPDATA", "/c/Users/u")]);
+        assert_eq!(git_bash.config, None);
     }
 }

@@ -151,8 +151,7 @@ impl SkillServer {
     /// snapshot.
     async fn seen(&self, client: Option<&str>) -> (View, Surfaces) {
         let served = self.registry.current();
-        let surfaces = self.registry.surfaces(&served, client);
-        (self.registry.view(&served, client).await, surfaces)
+        self.registry.view_and_surfaces(&served, client).await
     }
 
     /// The server's description for the client called `client`.

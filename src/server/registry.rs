@@ -222,14 +222,25 @@ impl Registry {
     /// then on, as long as the client is among the last
     /// [`MAX_KNOWN_CLIENTS`]).
     pub async fn view(&self, served: &Arc<Served>, client: Option<&str>) -> View {
+        self.view_and_surfaces(served, client).await.0
+    }
+
+    /// [`Registry::view`] and [`Registry::surfaces`], the client's key
+    /// found once.
+    pub async fn view_and_surfaces(
+        &self,
+        served: &Arc<Served>,
+        client: Option<&str>,
+    ) -> (View, Surfaces) {
         let key = served.profiles.key(client);
+        let surfaces = served.profiles.surfaces(key);
         if let Some(view) = served.ready(key) {
-            return view.clone();
+            return (view.clone(), surfaces);
         }
         self.remember(client);
         let served = Arc::clone(served);
         match tokio::task::spawn_blocking(move || served.view(key).clone()).await {
-            Ok(view) => view,
+            Ok(view) => (view, surfaces),
             Err(err) => std::panic::resume_unwind(err.into_panic()),
         }
     }
