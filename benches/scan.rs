@@ -166,6 +166,98 @@ mod resolve_10k {
     }
 }
 
+// ----------------------------------------------------------------- profiles
+
+/// What client profiles add to a call (behaviour.md §15.5): finding the
+/// client's key from its name, once per request, and resolving a name in a
+/// view that filters (one bit per skill) against one that does not.
+mod profiles_10k {
+    use super::*;
+    use skillserve::config::{Env, Flags, file, settings};
+    use skillserve::profiles::{Key, Profiles};
+
+    const N: usize = 10_000;
+
+    /// Three profiles; the first matches `bench-client` and disables one
+    /// skill, so its view filters.
+    fn profiles() -> &'static (Profiles, Key) {
+        static PROFILES: OnceLock<(Profiles, Key)> = OnceLock::new();
+        PROFILES.get_or_init(|| {
+            let hidden = &snapshot(N).skills()[0].name;
+            let text = format!(
+                "[clients.\"bench-client\"]\ndisabled = [\"{hidden}\"]\n\
+                 [clients.\"cursor*\"]\nexclude = [\"a*\"]\n[clients.codex]\ninclude = [\"*-*\"]\n"
+            );
+            let env = Env {
+                cwd: std::env::temp_dir(),
+                ..Env::default()
+            };
+            let parsed = file::parse(&text, Path::new("/bench/config.toml"), &env).unwrap();
+            let flags = Flags {
+                skills_dirs: vec![corpus(N).to_string_lossy().into_owned()],
+                no_project: true,
+                no_user: true,
+                no_plugins: true,
+                ..Flags::default()
+            };
+            let settings = settings::resolve(&flags, &env, None, Some(&parsed)).unwrap();
+            let profiles = Profiles::new(&settings);
+            let key = profiles.key(Some("bench-client"));
+            (profiles, key)
+        })
+    }
+
+    /// The filtered view of `bench-client`, computed once.
+    fn filtered() -> &'static View {
+        static VIEW: OnceLock<View> = OnceLock::new();
+        VIEW.get_or_init(|| {
+            let (profiles, key) = profiles();
+            let snapshot = Arc::new(snapshot::load(
+                &config_for(corpus(N)),
+                &mut Cache::default(),
+                None,
+            ));
+            profiles.view(&snapshot, *key)
+        })
+    }
+
+    #[divan::bench(args = ["bench-client", "claude-code", "Visual Studio Code - Insiders", "unknown-client"])]
+    fn key(bencher: Bencher, client: &str) {
+        let (profiles, _) = profiles();
+        bencher.bench(|| profiles.key(black_box(Some(client))));
+    }
+
+    #[divan::bench]
+    fn resolve_unfiltered(bencher: Bencher) {
+        let view = view(N);
+        let name = view.snapshot().skills()[N / 2].name.clone();
+        bencher.bench(|| resolve::resolve(view, black_box(&name)));
+    }
+
+    #[divan::bench]
+    fn resolve_filtered(bencher: Bencher) {
+        let view = filtered();
+        let name = view.snapshot().skills()[N / 2].name.clone();
+        assert!(matches!(
+            resolve::resolve(view, &name),
+            Resolution::Found(_)
+        ));
+        bencher.bench(|| resolve::resolve(view, black_box(&name)));
+    }
+
+    /// Computing a view: once per snapshot and client, on a blocking thread.
+    #[divan::bench(sample_count = 20)]
+    fn compute_view(bencher: Bencher) {
+        let (profiles, key) = profiles();
+        let snapshot = Arc::new(snapshot::load(
+            &config_for(corpus(N)),
+            &mut Cache::default(),
+            None,
+        ));
+        bencher.bench(|| profiles.view(&snapshot, black_box(*key)));
+    }
+}
+
 // ------------------------------------------------------------------- search
 
 /// The answer to a miss (behaviour.md §14): the search and its text, as a

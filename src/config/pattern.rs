@@ -19,6 +19,10 @@ use super::Origin;
 pub struct Glob {
     /// The pattern's characters, lowercased.
     chars: Vec<char>,
+    /// The same as bytes when the pattern is ASCII: matched against an
+    /// ASCII name without allocating (the server matches the client's name
+    /// against every profile and row on each request).
+    ascii: Option<Vec<u8>>,
     /// Whether it holds `*` or `?` (a literal compares faster).
     wild: bool,
 }
@@ -27,47 +31,67 @@ impl Glob {
     pub fn new(pattern: &str) -> Glob {
         let chars: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
         let wild = chars.iter().any(|&c| c == '*' || c == '?');
-        Glob { chars, wild }
+        let ascii = chars
+            .iter()
+            .all(char::is_ascii)
+            .then(|| chars.iter().map(|&c| c as u8).collect());
+        Glob { chars, ascii, wild }
     }
 
     /// Whether `text` matches, ignoring case.
     pub fn matches(&self, text: &str) -> bool {
+        if let Some(pattern) = self.ascii.as_deref().filter(|_| text.is_ascii()) {
+            let text = text.as_bytes();
+            if !self.wild {
+                return text.eq_ignore_ascii_case(pattern);
+            }
+            return wildcard(pattern, text, b'*', b'?', |p, t| {
+                p == t.to_ascii_lowercase()
+            });
+        }
         let mut lower = text.chars().flat_map(char::to_lowercase);
         if !self.wild {
             return lower.by_ref().eq(self.chars.iter().copied());
         }
         let text: Vec<char> = lower.collect();
-        wildcard(&self.chars, &text)
+        wildcard(&self.chars, &text, '*', '?', |p, t| p == t)
     }
 }
 
 /// The classic wildcard match: on a mismatch after a `*`, let that `*`
 /// swallow one more character and try again. Linear for patterns with one
-/// `*`, at worst the product of the lengths (names are short).
-fn wildcard(pattern: &[char], text: &[char]) -> bool {
+/// `*`, at worst the product of the lengths (names are short). `same` says
+/// whether a pattern character matches a text character.
+fn wildcard<T: Copy + PartialEq>(
+    pattern: &[T],
+    text: &[T],
+    star: T,
+    any: T,
+    same: impl Fn(T, T) -> bool,
+) -> bool {
     let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
+    let mut backtrack: Option<(usize, usize)> = None;
     while t < text.len() {
         match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, t));
+            Some(&c) if c == star => {
+                backtrack = Some((p, t));
                 p += 1;
             }
-            Some(&c) if c == '?' || c == text[t] => {
+            Some(&c) if c == any || same(c, text[t]) => {
                 p += 1;
                 t += 1;
             }
-            _ => match star {
+            _ => match backtrack {
                 Some((star_p, star_t)) => {
                     p = star_p + 1;
                     t = star_t + 1;
-                    star = Some((star_p, star_t + 1));
+                    backtrack = Some((star_p, star_t + 1));
                 }
                 None => return false,
             },
         }
     }
-    pattern[p..].iter().all(|&c| c == '*')
+    pattern[p..].iter().all(|&c| c == star)
 }
 
 /// One entry of `include` or `exclude`, with where it was written.
@@ -189,6 +213,9 @@ mod tests {
         assert!(Glob::new("*").matches(""));
         assert!(Glob::new("Visual Studio Code*").matches("visual studio code - insiders"));
         assert!(Glob::new("Ünïcode").matches("üNÏCODE"));
+        assert!(Glob::new("ü*").matches("ÜBER"));
+        assert!(Glob::new("*x").matches("éX"));
+        assert!(!Glob::new("*x?").matches("éx"));
         assert!(!Glob::new("pdf").matches("pdf2"));
     }
 

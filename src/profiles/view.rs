@@ -198,16 +198,20 @@ impl View {
     /// The shown skills whose short name or folder name is `lowercase_name`.
     pub fn by_short_name(&self, lowercase_name: &str) -> Vec<&Skill> {
         let snapshot = &self.snapshot;
+        let served = snapshot.skills().len() as u32;
         let mut found: Vec<&Skill> = snapshot
             .short_name_indexes(lowercase_name)
             .iter()
-            .filter_map(|&served| self.shown_as(served))
-            .map(|c| self.skill(c))
-            // A replacing skill answers to its own names only.
-            .filter(|skill| {
-                skill.short_name().to_lowercase() == lowercase_name
+            .filter_map(|&winner| self.shown_as(winner))
+            .map(|c| (c, self.skill(c)))
+            // A replacing skill answers to its own names only, not to the
+            // folder name of the skill it replaces.
+            .filter(|&(c, skill)| {
+                c < served
+                    || skill.short_name().to_lowercase() == lowercase_name
                     || skill.folder().to_lowercase() == lowercase_name
             })
+            .map(|(_, skill)| skill)
             .collect();
         if let Some(changes) = &self.shown.changes
             && let Some(more) = changes.replacing_folders.get(lowercase_name)
