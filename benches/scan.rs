@@ -168,7 +168,7 @@ mod resolve_10k {
 
 // ----------------------------------------------------------------- profiles
 
-/// What client profiles add to a call (behaviour.md §15.5): finding the
+/// What client profiles add to a call (behaviour.md §17.5): finding the
 /// client's key from its name, once per request, and resolving a name in a
 /// view that filters (one bit per skill) against one that does not.
 mod profiles_10k {

@@ -1,12 +1,16 @@
 //! The command line: flags and environment variables, turned into a
 //! [`Config`] (behaviour.md §8). Nothing else in the crate sees `clap` types.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::settings::{self, LOG_LEVELS, check_log_filter, expand_path};
-use crate::config::{Env, Flags, MAX_REFRESH_SECS, Origin, Settings, SettingsError};
+use crate::config::{
+    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, Env, Flags,
+    HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings, SettingsError,
+};
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
 use crate::program::SearchEnv;
@@ -58,7 +62,10 @@ Examples:
   skillserve import --mcp-settings ~/.cursor/mcp.json
                                       one skill per tool of your MCP servers, in ./mcp-skills
   skillserve invoke --mcp-settings ~/.cursor/mcp.json github search_code '{\"q\": \"x\"}'
-                                      call one of those tools from a shell";
+                                      call one of those tools from a shell
+  skillserve serve --http             serve a team over HTTP at http://127.0.0.1:8080/mcp
+  skillserve token new alice --file tokens
+                                      a bearer token for --auth-tokens tokens";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -80,7 +87,7 @@ pub struct Cli {
     pub serve: ServeArgs,
 
     /// A serve flag given with another command (`--no-watch list`), found
-    /// by [`Cli::read`] and refused by [`Cli::serve_options`].
+    /// by [`Cli::read`] and refused by [`Cli::settings`].
     #[arg(skip)]
     misplaced_serve_flag: Option<(String, &'static str)>,
 }
@@ -136,6 +143,39 @@ pub enum Command {
     Import(ImportArgs),
     /// Call a tool of an MCP server in a settings file and print its result (exit 1 on error).
     Invoke(InvokeArgs),
+    /// Bearer tokens for `serve --http --auth-tokens FILE`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `token` and its subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Print a new random token once and append its SHA-256 to the token file.
+    New {
+        /// A name for the token, logged with each request it makes (letters, digits, `.`, `_`, `-`, `@`).
+        label: String,
+        /// The token file [default: tokens in skillserve's config folder, e.g. ~/.config/skillserve/tokens].
+        #[arg(long, value_name = "FILE")]
+        file: Option<String>,
+    },
+}
+
+impl TokenCommand {
+    /// The token file of `token new`: `--file`, else `tokens` in the config
+    /// folder.
+    pub fn file(&self, env: &Env, config: &Config) -> Result<PathBuf, UsageError> {
+        let TokenCommand::New { file, .. } = self;
+        match file {
+            Some(file) => Ok(expand_path("--file", file, env, &env.cwd)?),
+            None => config
+                .folders
+                .config
+                .as_ref()
+                .map(|dir| dir.join("tokens"))
+                .ok_or(UsageError::NoTokenFile),
+        }
+    }
 }
 
 impl Command {
@@ -150,6 +190,7 @@ impl Command {
             Command::Enable(_) => Some("enable"),
             Command::Import(_) => Some("import"),
             Command::Invoke(_) => Some("invoke"),
+            Command::Token(_) => Some("token"),
         }
     }
 }
@@ -241,6 +282,138 @@ pub struct ServeArgs {
     /// Do not offer skill files as MCP resources (and so not the skills extension).
     #[arg(long, global = true)]
     pub no_resources: bool,
+
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio [ADDR default: 127.0.0.1:8080].
+    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = DEFAULT_HTTP_ADDR, help_heading = "HTTP server options")]
+    pub http: Option<String>,
+
+    /// Accept the bearer tokens whose hashes FILE holds (`label:sha256hex` lines; see `token new`); re-read when it changes.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "HTTP server options"
+    )]
+    pub auth_tokens: Option<String>,
+
+    /// Accept JWT access tokens of this OAuth authorization server (needs --oauth-audience).
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        requires = "oauth_audience",
+        help_heading = "HTTP server options"
+    )]
+    pub oauth_issuer: Option<String>,
+
+    /// The audience (`aud`) OAuth access tokens must name, usually this server's URL.
+    #[arg(
+        long,
+        global = true,
+        value_name = "AUD",
+        requires = "oauth_issuer",
+        help_heading = "HTTP server options"
+    )]
+    pub oauth_audience: Option<String>,
+
+    /// Serve a non-loopback address without authentication (behind a proxy that authenticates).
+    #[arg(long, global = true, help_heading = "HTTP server options")]
+    pub insecure_no_auth: bool,
+
+    /// Allow browser requests from ORIGIN, e.g. https://app.example.com (repeatable); loopback origins are allowed on a loopback address.
+    #[arg(
+        long = "allowed-origin",
+        global = true,
+        value_name = "ORIGIN",
+        help_heading = "HTTP server options"
+    )]
+    pub allowed_origins: Vec<String>,
+
+    /// The URL clients use for /mcp, when a proxy sits in front (named in the OAuth metadata) [default: from the Host header].
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "HTTP server options"
+    )]
+    pub public_url: Option<String>,
+
+    /// Serve Prometheus metrics at /metrics.
+    #[arg(long, global = true, help_heading = "HTTP server options")]
+    pub metrics: bool,
+
+    /// At most N open sessions (2025-11-25 clients); one more ends the session idle longest [default: 1000].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "HTTP server options")]
+    pub max_sessions: Option<u64>,
+
+    /// End a session after SECS seconds without a request [default: 600].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_REFRESH_SECS), help_heading = "HTTP server options")]
+    pub session_idle: Option<u64>,
+}
+
+/// The flags that only `--http` uses, for the error when one comes without it.
+fn http_only_flag(serve: &ServeArgs) -> Option<&'static str> {
+    [
+        (serve.auth_tokens.is_some(), "--auth-tokens"),
+        (serve.oauth_issuer.is_some(), "--oauth-issuer"),
+        (serve.insecure_no_auth, "--insecure-no-auth"),
+        (!serve.allowed_origins.is_empty(), "--allowed-origin"),
+        (serve.public_url.is_some(), "--public-url"),
+        (serve.metrics, "--metrics"),
+        (serve.max_sessions.is_some(), "--max-sessions"),
+        (serve.session_idle.is_some(), "--session-idle"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// `--http`'s ADDR: `host:port` with an IP address or `localhost`, or a port
+/// alone (on 127.0.0.1).
+fn parse_addr(value: &str) -> Result<std::net::SocketAddr, UsageError> {
+    let value = value.trim();
+    let bad = || UsageError::HttpAddr(value.to_owned());
+    if let Ok(port) = value.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = value.strip_prefix("localhost:") {
+        let port = port.parse::<u16>().map_err(|_| bad())?;
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    value.parse().map_err(|_| bad())
+}
+
+/// An origin as browsers send it: `scheme://host[:port]`, nothing after.
+fn check_origin(origin: &str) -> Result<String, UsageError> {
+    let bad = || UsageError::Origin(origin.to_owned());
+    let (scheme, rest) = origin.split_once("://").ok_or_else(bad)?;
+    if !matches!(scheme, "http" | "https") || rest.is_empty() || rest.contains(['/', '?', '#']) {
+        return Err(bad());
+    }
+    Ok(origin.trim_end_matches('/').to_ascii_lowercase())
+}
+
+/// An issuer or public URL: `https://`, or `http://` for a loopback host.
+fn check_url(what: &'static str, url: &str) -> Result<String, UsageError> {
+    let url = url.trim().trim_end_matches('/');
+    let bad = || UsageError::Url {
+        what,
+        value: url.to_owned(),
+    };
+    if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split(['/', ':']).next().unwrap_or("");
+        let loopback = host == "localhost"
+            || host == "[::1]"
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err(bad());
+        }
+    } else if !url.starts_with("https://") || url.len() <= "https://".len() {
+        return Err(bad());
+    }
+    Ok(url.to_owned())
 }
 
 /// Options of `import`.
@@ -333,6 +506,26 @@ pub enum UsageError {
     LogFilter { value: String, reason: String },
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    #[error("{0} only applies with --http")]
+    NeedsHttp(&'static str),
+    #[error(
+        "--http `{0}` is not an address: give host:port with an IP address (127.0.0.1:8080, 0.0.0.0:8080, [::]:8080), localhost:PORT, or a port"
+    )]
+    HttpAddr(String),
+    #[error(
+        "--http {0} is not a loopback address, so requests must be authenticated: give --auth-tokens FILE (see `skillserve token new`) or --oauth-issuer URL --oauth-audience AUD, or --insecure-no-auth when a proxy in front authenticates"
+    )]
+    NoAuth(std::net::SocketAddr),
+    #[error(
+        "--allowed-origin `{0}` is not an origin: give scheme://host[:port], e.g. https://app.example.com"
+    )]
+    Origin(String),
+    #[error("{what} `{value}` must be an https:// URL (http:// only for localhost)")]
+    Url { what: &'static str, value: String },
+    #[error("no config folder to keep the token file in (HOME is not set); give --file FILE")]
+    NoTokenFile,
+    #[error("--auth-tokens {0}")]
+    TokenFile(#[from] crate::tokens::TokenError),
 }
 
 impl Cli {
@@ -405,6 +598,7 @@ impl Cli {
             description_budget: serve.description_budget,
             no_prompts: serve.no_prompts,
             no_resources: serve.no_resources,
+            http: serve.http.is_some(),
         }
     }
 
@@ -417,7 +611,64 @@ impl Cli {
                 command,
             });
         }
-        Ok(settings::load(&self.flags(), env)?)
+        let mut settings = settings::load(&self.flags(), env)?;
+        settings.serve.http = self.http_options(env)?;
+        Ok(settings)
+    }
+
+    /// `--http`'s options, paths expanded against `env` (`None` without
+    /// `--http`). A non-loopback address without authentication is refused
+    /// unless `--insecure-no-auth`.
+    fn http_options(&self, env: &Env) -> Result<Option<HttpOptions>, UsageError> {
+        let serve = &self.serve;
+        let Some(addr) = &serve.http else {
+            return match http_only_flag(serve) {
+                Some(flag) => Err(UsageError::NeedsHttp(flag)),
+                None => Ok(None),
+            };
+        };
+        let addr = parse_addr(addr)?;
+        let tokens = match &serve.auth_tokens {
+            Some(file) => {
+                let path = expand_path("--auth-tokens", file, env, &env.cwd)?;
+                // Read once here, so that a bad file stops start-up.
+                crate::tokens::TokenFile::read(&path)?;
+                Some(path)
+            }
+            None => None,
+        };
+        let oauth = match (&serve.oauth_issuer, &serve.oauth_audience) {
+            (Some(issuer), Some(audience)) => Some(OAuth {
+                issuer: check_url("--oauth-issuer", issuer)?,
+                audience: audience.clone(),
+            }),
+            _ => None,
+        };
+        let http = HttpOptions {
+            addr,
+            tokens,
+            oauth,
+            allowed_origins: serve
+                .allowed_origins
+                .iter()
+                .map(|origin| check_origin(origin))
+                .collect::<Result<_, _>>()?,
+            public_url: match &serve.public_url {
+                Some(url) => Some(check_url("--public-url", url)?),
+                None => None,
+            },
+            metrics: serve.metrics,
+            max_sessions: serve
+                .max_sessions
+                .map_or(DEFAULT_MAX_SESSIONS, |n| n as usize),
+            session_idle: Duration::from_secs(
+                serve.session_idle.unwrap_or(DEFAULT_SESSION_IDLE_SECS),
+            ),
+        };
+        if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
+            return Err(UsageError::NoAuth(addr));
+        }
+        Ok(Some(http))
     }
 
     /// The `tracing` filter for the log: `--log-level` (a bare level applies
@@ -462,9 +713,8 @@ impl Cli {
 mod tests {
     use super::*;
     use crate::config::Home;
-    use crate::config::{Config, ServeOptions};
+    use crate::config::ServeOptions;
     use crate::platform::Platform;
-    use std::path::PathBuf;
 
     fn env() -> Env {
         Env {

@@ -39,4 +39,5 @@ pub mod skill;
 pub mod snapshot;
 pub mod spec;
 pub mod text;
+pub mod tokens;
 pub mod uri;

@@ -6,7 +6,7 @@ use tracing_subscriber::EnvFilter;
 
 use std::sync::Arc;
 
-use skillserve::cli::{Cli, Command, UsageError};
+use skillserve::cli::{Cli, Command, TokenCommand, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
 use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
@@ -15,6 +15,7 @@ use skillserve::profiles::{self, Profiles};
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
 use skillserve::snapshot::{self, Snapshot};
+use skillserve::tokens;
 
 fn main() {
     limit_malloc_arenas();
@@ -97,7 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // passed over for USERPROFILE); none is already a warning.
                 tracing::info!("home folder: {}", env.home.describe());
             }
-            if std::io::stdin().is_terminal() {
+            if settings.serve.http.is_none() && std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
@@ -175,6 +176,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     out.flush()?;
                     eprintln!("skillserve: {err}");
                     err.exit_code()
+                }
+            }
+        }
+        Some(Command::Token(command)) => {
+            let path = command.file(&env, &settings.config)?;
+            let TokenCommand::New { label, .. } = command;
+            match tokens::add(&path, label) {
+                Ok(token) => {
+                    writeln!(out, "{token}")?;
+                    out.flush()?;
+                    eprintln!(
+                        "Added token `{label}` to {} (only its SHA-256 is kept: copy the token now, it is not shown again).\nClients send it as `Authorization: Bearer <token>`; delete its line to revoke it.",
+                        path.display()
+                    );
+                    ExitCode::Success
+                }
+                Err(err) => {
+                    eprintln!("skillserve: {err}");
+                    ExitCode::Failure
                 }
             }
         }

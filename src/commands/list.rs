@@ -1,5 +1,5 @@
 //! `skillserve list`: the skills one client is offered, and with `--all`
-//! the others with the reason each is left out (behaviour.md §8, §15).
+//! the others with the reason each is left out (behaviour.md §8, §17).
 
 use std::borrow::Cow;
 use std::io::{self, Write};

@@ -22,6 +22,7 @@ use crate::exit_codes::ExitCode;
 use crate::files::Files;
 use crate::lint;
 use crate::profiles::{Decision, View};
+use crate::render::Base;
 use crate::snapshot::Snapshot;
 use crate::text::{plural, printable};
 
@@ -124,8 +125,14 @@ pub fn show(
 ) -> io::Result<ExitCode> {
     let files = Files::new(max_file_bytes);
     let answer = match file {
-        None => answer::answer(view, name, &Contents::new(max_file_bytes), &files),
-        Some(file) => match answer::answer_file(view, name, file, &files) {
+        None => answer::answer(
+            view,
+            name,
+            &Contents::new(max_file_bytes),
+            &files,
+            Base::Path,
+        ),
+        Some(file) => match answer::answer_file(view, name, file, &files, Base::Path) {
             FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
                 return write_blocks(out, [text]).map(|()| ExitCode::Success);
             }

@@ -1,6 +1,6 @@
 //! `skillserve config` (the settings in use and where each came from) and
 //! `skillserve enable` / `disable` (one name in a `disabled` list of
-//! `config.toml`), behaviour.md §15.1 and §15.2.
+//! `config.toml`), behaviour.md §17.1 and §17.2.
 
 use std::io::{self, Write};
 

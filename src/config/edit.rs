@@ -1,7 +1,7 @@
 //! `skillserve disable NAME` and `enable NAME`: one name added to or removed
 //! from a `disabled` list of `config.toml` (the top level's, or a client
 //! profile's), keeping every comment, blank line and the layout of the rest
-//! (behaviour.md §15.2). The file is replaced in one rename, so a server
+//! (behaviour.md §17.2). The file is replaced in one rename, so a server
 //! watching it never reads half a file.
 
 use std::io::Write;

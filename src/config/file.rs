@@ -1,4 +1,4 @@
-//! `config.toml`: where it is, and what it says (behaviour.md §15.1).
+//! `config.toml`: where it is, and what it says (behaviour.md §17.1).
 //!
 //! Every key is checked here, with the line it is on: an unknown key or a
 //! bad value is an error naming the file, the line and the key, never

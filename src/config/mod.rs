@@ -110,6 +110,56 @@ pub struct ServeOptions {
     /// Whether skill files are offered as MCP resources and through the
     /// skills extension (`--no-resources` turns them off).
     pub resources: bool,
+    /// `--http`: serve MCP over Streamable HTTP instead of stdio.
+    pub http: Option<HttpOptions>,
+}
+
+/// The address `--http` listens on when none is given.
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+/// The default cap on open MCP sessions (2025-11-25 clients) of `--http`.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// The default time after which an MCP session with no request ends.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
+
+/// How `serve --http` listens and whom it lets in (behaviour.md §22).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOptions {
+    pub addr: std::net::SocketAddr,
+    /// `--auth-tokens`: the file of `label:sha256hex` lines.
+    pub tokens: Option<PathBuf>,
+    /// `--oauth-issuer` and `--oauth-audience`.
+    pub oauth: Option<OAuth>,
+    /// `--allowed-origin`: browser origins allowed besides loopback ones on a
+    /// loopback address.
+    pub allowed_origins: Vec<String>,
+    /// `--public-url`: the URL clients reach `/mcp` at, when the server is
+    /// behind a proxy (the OAuth resource metadata names it).
+    pub public_url: Option<String>,
+    /// `--metrics`: serve Prometheus metrics at `/metrics`.
+    pub metrics: bool,
+    /// `--max-sessions`: open sessions beyond this end the one idle longest.
+    pub max_sessions: usize,
+    /// `--session-idle`: a session with no request for this long ends.
+    pub session_idle: Duration,
+}
+
+impl HttpOptions {
+    /// Whether requests must carry credentials: they must when any are
+    /// configured.
+    pub fn authenticates(&self) -> bool {
+        self.tokens.is_some() || self.oauth.is_some()
+    }
+}
+
+/// An OAuth 2.1 authorization server whose JWT access tokens the server
+/// accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuth {
+    /// The issuer identifier (`iss`), an `https://` URL (`http://` only on
+    /// loopback).
+    pub issuer: String,
+    /// The audience (`aud`) tokens must name.
+    pub audience: String,
 }
 
 /// The environment, captured once at start-up: the variables skillserve

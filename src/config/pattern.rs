@@ -1,4 +1,4 @@
-//! The patterns of `include` and `exclude` (behaviour.md §15.2): a glob on
+//! The patterns of `include` and `exclude` (behaviour.md §17.2): a glob on
 //! a skill's name, or a selector of where skills come from (`source:user`,
 //! `dir:~/skills`). Parsed here, with the place in `config.toml` each came
 //! from; matched against skills by `profiles`, which knows what a skill is.

@@ -1,5 +1,5 @@
 //! The effective settings: the command line, the environment and
-//! `config.toml` merged (behaviour.md §15.1). Flags win over environment
+//! `config.toml` merged (behaviour.md §17.1). Flags win over environment
 //! variables, which win over the file, which wins over the defaults; each
 //! value remembers where it came from, for `skillserve config`.
 //!
@@ -38,6 +38,8 @@ pub struct Flags {
     pub description_budget: Option<usize>,
     pub no_prompts: bool,
     pub no_resources: bool,
+    /// `--http`: a server reached over HTTP has no client's project.
+    pub http: bool,
 }
 
 /// The filters and client profiles of `config.toml`, and which per-client
@@ -315,6 +317,8 @@ pub fn resolve(
         watch,
         prompts,
         resources,
+        // Made by `cli` from its flags: they have no keys in the file.
+        http: None,
     };
     let rules = Rules {
         filters: file.map(|f| f.filters.clone()).unwrap_or_default(),
@@ -408,8 +412,9 @@ fn custom_dirs(
 }
 
 /// `--project-dir` (a folder), else `$CLAUDE_PROJECT_DIR`, else the file's
-/// `project_dir`, else the current directory; `None` with `--no-project`
-/// or `project = false`.
+/// `project_dir`, else the current directory; `None` with `--no-project`,
+/// `project = false` or `--http` (a server reached over HTTP has no
+/// client's project to look in).
 fn project_dir(
     flags: &Flags,
     env: &Env,
@@ -422,6 +427,8 @@ fn project_dir(
     };
     let (dir, from) = if flags.no_project {
         (None, Origin::Flag("--no-project"))
+    } else if flags.http {
+        (None, Origin::Flag("--http"))
     } else if let Some(dir) = &flags.project_dir {
         let dir = expand_path("--project-dir", dir, env, &env.cwd)?;
         if !dir.is_dir() {

@@ -1,5 +1,5 @@
 //! Which skills of a snapshot one client is shown, and why the others are
-//! not (behaviour.md §15.2, §15.4). The server keeps only the answer (a [`View`]);
+//! not (behaviour.md §17.2, §17.4). The server keeps only the answer (a [`View`]);
 //! `list --all --client` prints the reasons. One function decides both, so
 //! they never disagree.
 //!

@@ -1,5 +1,5 @@
 //! `include`, `exclude` and `disabled` applied to skills (behaviour.md
-//! §15.2): a skill is hidden when its name is disabled, when an `exclude`
+//! §17.2): a skill is hidden when its name is disabled, when an `exclude`
 //! pattern matches it, or when `include` is not empty and none of its
 //! patterns matches (exclude wins over include).
 

@@ -1,4 +1,4 @@
-//! Who sees which skills (behaviour.md §15): the filters of `config.toml`,
+//! Who sees which skills (behaviour.md §17): the filters of `config.toml`,
 //! its client profiles, and the built-in profiles of clients that load some
 //! skills folders themselves, turned into each client's [`View`] of a
 //! snapshot.

@@ -1,6 +1,6 @@
 //! A row of the native-clients table (`config::native`) made concrete for
 //! this machine: the folders, as skillserve spells its roots, whose skills
-//! the client loads itself (behaviour.md §15.4).
+//! the client loads itself (behaviour.md §17.4).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

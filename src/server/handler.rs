@@ -3,7 +3,7 @@
 //! errors for requests that are not valid calls at all.
 //!
 //! Every request is answered from the view of the client that sent it
-//! (behaviour.md §15): the client's name is `clientInfo.name` from
+//! (behaviour.md §17): the client's name is `clientInfo.name` from
 //! `initialize`, or on 2026-07-28 the client info in the request's own
 //! `_meta`. Prompts and resources may be off for one client and on for
 //! another: `initialize` and `server/discover` declare what the asking client
@@ -22,17 +22,19 @@ use rmcp::model::{
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 
 use crate::answer::{Answer, FileAnswer};
+use crate::config::ServeOptions;
 use crate::profiles::{Surfaces, View};
 use crate::render;
-use crate::server::registry::Registry;
+use crate::server::registry::{Changes, Registry};
 use crate::server::rescan::Caller;
 use crate::server::{prompts, resources, skills};
 
@@ -49,6 +51,10 @@ pub const MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
 /// Server `instructions`: tell the model plainly when to call the tool.
 pub const INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. Paths mentioned in a skill are relative to the `Base directory` line of the answer.";
+
+/// The `instructions` of a server reached over HTTP, whose paths the client
+/// cannot open.
+pub const REMOTE_INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. This server is remote: read a file a skill mentions by calling `skill` again with the skill's name and the file's path (relative to the skill's folder) as `file`.";
 
 /// The `skill` tool with the given description.
 pub fn tool(description: &str) -> Tool {
@@ -80,31 +86,45 @@ pub fn tool(description: &str) -> Tool {
         .with_meta(MetaObject(meta))
 }
 
-/// The rmcp handler.
+/// The rmcp handler: one for the stdio connection; over HTTP, one per
+/// session and one per stateless request, all sharing the registry and the
+/// caller (whose rescans on a miss are rate-limited across clients).
 pub struct SkillServer {
     registry: Arc<Registry>,
-    caller: Caller,
+    caller: Arc<Caller>,
+    /// Served over HTTP: the instructions say how to read files remotely.
+    remote: bool,
+    /// Cancelled when the handler is dropped (its session ended): ends the
+    /// session's list-changed task.
+    ended: CancellationToken,
+    /// The changes since the handler was made (before the client's
+    /// `initialized` arrives, so none is missed), for its list-changed task.
+    changes: std::sync::Mutex<Option<Changes>>,
+    _end_on_drop: DropGuard,
 }
 
 /// The `_meta` key of a 2026-07-28 request's client info.
 const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 
-/// The name of the client that sent a request: the client info of the
-/// request's `_meta` (2026-07-28), else `clientInfo` of the connection's
-/// `initialize`.
+/// The name the client that sent a request gives: the client info of the
+/// request's own `_meta` (2026-07-28), else `clientInfo` of the
+/// connection's `initialize`. The one place the handler learns who is
+/// asking; only the name is read (not the whole client info, as
+/// [`RequestContext::client_info`] would), since every request asks.
 pub fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
     let meta = &context.meta.0.0;
     let from_meta = meta
         .get(CLIENT_INFO_META)
         .and_then(|info| info.get("name"))
         .and_then(Value::as_str);
-    match from_meta {
+    let name = match from_meta {
         Some(name) => Some(name.to_owned()),
         None => context
             .peer
             .peer_info()
             .map(|info| info.client_info.name.clone()),
-    }
+    };
+    name.filter(|name| !name.is_empty())
 }
 
 /// The capabilities of a client that is offered prompts and resources as
@@ -140,10 +160,22 @@ fn capabilities(prompts: bool, resources: bool) -> ServerCapabilities {
 }
 
 impl SkillServer {
-    pub fn new(registry: Arc<Registry>) -> SkillServer {
+    /// A handler over `registry`; `options` says whether it is served over
+    /// HTTP (prompts, resources and the budget are each client's, from the
+    /// registry's settings).
+    pub fn new(
+        registry: Arc<Registry>,
+        caller: Arc<Caller>,
+        options: &ServeOptions,
+    ) -> SkillServer {
+        let ended = CancellationToken::new();
         SkillServer {
-            caller: Caller::new(Arc::clone(&registry)),
+            changes: std::sync::Mutex::new(Some(registry.changes())),
+            caller,
             registry,
+            remote: options.http.is_some(),
+            _end_on_drop: ended.clone().drop_guard(),
+            ended,
         }
     }
 
@@ -158,7 +190,10 @@ impl SkillServer {
     fn info_for(&self, client: Option<&str>) -> ServerConfig {
         let served = self.registry.current();
         let surfaces = self.registry.surfaces(&served, client);
-        server_config(capabilities(surfaces.prompts, surfaces.resources))
+        server_config(
+            capabilities(surfaces.prompts, surfaces.resources),
+            self.remote,
+        )
     }
 
     /// Prompts answer -32601 when they are off for the client.
@@ -188,11 +223,57 @@ impl SkillServer {
     }
 }
 
-/// The server's description with `capabilities`.
-fn server_config(capabilities: ServerCapabilities) -> ServerConfig {
+/// The server's description with `capabilities`, and the instructions
+/// for a local or a remote client.
+fn server_config(capabilities: ServerCapabilities, remote: bool) -> ServerConfig {
     ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(if remote {
+            REMOTE_INSTRUCTIONS
+        } else {
+            INSTRUCTIONS
+        })
+}
+
+/// Sends the client called `client` the list-changed notifications (tools,
+/// and prompts and resources when they are offered to it) whenever those
+/// lists change for it, until `ended` is cancelled or the client has gone.
+/// A 2026-07-28 client hears of changes only on the `subscriptions/listen`
+/// streams it opens (`listen`).
+fn notify_changes(
+    mut changes: Changes,
+    peer: Peer<RoleServer>,
+    client: Option<String>,
+    ended: CancellationToken,
+) {
+    tokio::spawn(async move {
+        loop {
+            let changed = tokio::select! {
+                () = ended.cancelled() => return,
+                changed = changes.next(client.as_deref()) => match changed {
+                    Some(changed) => changed,
+                    None => return,
+                },
+            };
+            let sent = async {
+                if changed.tools {
+                    peer.notify_tool_list_changed().await?;
+                }
+                if changed.prompts {
+                    peer.notify_prompt_list_changed().await?;
+                }
+                if changed.resources {
+                    peer.notify_resource_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::ServiceError>(())
+            };
+            match sent.await {
+                Ok(()) => tracing::debug!("sent list-changed notifications: {changed:?}"),
+                Err(rmcp::service::ServiceError::TransportClosed) => return,
+                Err(err) => tracing::debug!("could not send list-changed notifications: {err}"),
+            }
+        }
+    });
 }
 
 /// -32601 naming the method and what switched it off: the flag, or the
@@ -282,7 +363,7 @@ impl ServerHandler for SkillServer {
     /// asks (and checks the skills extension's methods against it).
     fn get_info(&self) -> ServerConfig {
         let (prompts, resources) = self.registry.current().profiles.any_surfaces();
-        server_config(capabilities(prompts, resources))
+        server_config(capabilities(prompts, resources), self.remote)
     }
 
     /// What this client is offered, by the name it gives; its view is
@@ -293,12 +374,10 @@ impl ServerHandler for SkillServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        let client = request.client_info.name.as_str();
+        let client = Some(request.client_info.name.as_str()).filter(|name| !name.is_empty());
         let mut result = self.negotiate_initialize(&request)?;
-        result.capabilities = self.info_for(Some(client)).capabilities;
-        self.registry
-            .view(&self.registry.current(), Some(client))
-            .await;
+        result.capabilities = self.info_for(client).capabilities;
+        self.registry.view(&self.registry.current(), client).await;
         Ok(result)
     }
 
@@ -311,6 +390,28 @@ impl ServerHandler for SkillServer {
             self.supported_protocol_versions().into_owned(),
             self.info_for(client.as_deref()),
         ))
+    }
+
+    /// A client that connected with `initialize` (2025-11-25 and older)
+    /// hears of changes to what it is shown through notifications on its
+    /// connection (stdio) or session stream (HTTP), until the session ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|name| !name.is_empty());
+        if let Some(name) = &client {
+            tracing::debug!(client = %crate::text::printable(name), "client initialized");
+        }
+        let changes = self
+            .changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(changes) = changes {
+            notify_changes(changes, context.peer, client, self.ended.clone());
+        }
     }
 
     async fn list_tools(
@@ -329,6 +430,11 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let client = client_name(&context);
+        tracing::trace!(
+            client = %crate::text::printable(client.as_deref().unwrap_or("unknown")),
+            "tools/call"
+        );
         if request.name != TOOL_NAME {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -345,7 +451,6 @@ impl ServerHandler for SkillServer {
             Ok(arguments) => arguments,
             Err(message) => return Ok(invalid_params(message).into()),
         };
-        let client = client_name(&context);
         let client = client.as_deref();
         let (is_error, content) = match file {
             None => match self.caller.call(client, name).await {
@@ -553,9 +658,25 @@ impl ServerHandler for SkillServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // 2026-07-28 removed `initialize` and `ping`: a request of that era
+        // for them names a method that does not exist.
+        let stateless = context
+            .meta
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
         let problem = match request.method.as_str() {
+            "initialize" | "ping" if stateless => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {} (removed in protocol 2026-07-28)",
+                        request.method
+                    ),
+                    None,
+                ));
+            }
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
             "tools/list" | "prompts/list" => request.params_as::<PaginatedRequestParams>().err(),
             "prompts/get" => request.params_as::<GetPromptRequestParams>().err(),

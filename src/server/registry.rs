@@ -1,6 +1,6 @@
 //! The live set of skills: the current snapshot, the settings it is shown
 //! with, each client's view of it, and the refreshes that replace them
-//! (behaviour.md §6, §15).
+//! (behaviour.md §6, §17).
 //!
 //! Readers take the current [`Served`] with one atomic load and keep it for the
 //! whole request, so a refresh never blocks or changes a request in flight.

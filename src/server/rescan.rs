@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::answer::{self, Answer, FileAnswer, Lookup};
 use crate::profiles::View;
+use crate::render::Base;
 use crate::server::registry::Registry;
 
 /// Misses (and passing read errors) trigger at most one rescan per this
@@ -20,6 +21,8 @@ const MISS_RESCAN_INTERVAL: Duration = Duration::from_secs(1);
 /// Answers `skill` calls, rescanning on a miss.
 pub struct Caller {
     registry: Arc<Registry>,
+    /// How answers name a skill's folder: a path, or over HTTP a URI.
+    base: Base,
     /// When the last rescan triggered by a call started.
     last_rescan: Mutex<Option<Instant>>,
 }
@@ -35,9 +38,10 @@ enum Next {
 }
 
 impl Caller {
-    pub fn new(registry: Arc<Registry>) -> Caller {
+    pub fn new(registry: Arc<Registry>, base: Base) -> Caller {
         Caller {
             registry,
+            base,
             last_rescan: Mutex::new(None),
         }
     }
@@ -50,7 +54,7 @@ impl Caller {
     pub async fn call(&self, client: Option<&str>, name: &str) -> Answer {
         let now = |view: &View| {
             let (contents, files) = (self.registry.contents(), self.registry.files());
-            answer::lookup(view, name, contents, files)
+            answer::lookup(view, name, contents, files, self.base)
         };
         match self.look_up(client, name, now, |answer| Some(answer)).await {
             (_, Lookup::Answer(answer)) => answer,
@@ -61,7 +65,8 @@ impl Caller {
     /// Answers a `skill` call with a `file`: a name that resolves to nothing
     /// is handled like [`Caller::call`]'s miss, before the file is looked at.
     pub async fn call_file(&self, client: Option<&str>, name: &str, file: &str) -> FileAnswer {
-        let now = |view: &View| answer::lookup_file(view, name, file, self.registry.files());
+        let now =
+            |view: &View| answer::lookup_file(view, name, file, self.registry.files(), self.base);
         match self
             .look_up(client, name, now, FileAnswer::about_the_skill)
             .await

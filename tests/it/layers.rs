@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["disk"],
     &["config", "contents", "parse"],
-    &["program", "roots"],
+    &["program", "roots", "tokens"],
     &["files", "plugins", "skill"],
     &["render", "scan", "search"],
     &["snapshot"],

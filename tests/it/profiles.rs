@@ -1,4 +1,4 @@
-//! Who sees which skills (behaviour.md §15), through the real binary: the
+//! Who sees which skills (behaviour.md §17), through the real binary: the
 //! built-in profiles of clients that load skills folders themselves, the
 //! filters and profiles of `config.toml`, on every surface, over 2025-11-25
 //! (`initialize`) and 2026-07-28 (`server/discover`, client info in each

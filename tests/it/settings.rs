@@ -1,4 +1,4 @@
-//! `config.toml` (behaviour.md §15.1, §15.2) through the real binary: errors
+//! `config.toml` (behaviour.md §17.1, §17.2) through the real binary: errors
 //! that name file, line and key; `skillserve config`; `disable` / `enable`
 //! keeping the file's comments; a running server that follows the file and
 //! keeps its last good settings when an edit is not valid.
