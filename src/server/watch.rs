@@ -10,7 +10,8 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, for those files.
+//! - the folders of the plugin manifest and settings files, and of
+//!   skillserve's own `config.toml`, for those files.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -66,10 +67,7 @@ impl Plan {
         for dir in &snapshot.dirs.listed {
             plan.entry(dir).any = true;
         }
-        let loaded = snapshot
-            .skills()
-            .iter()
-            .chain(snapshot.shadowed().iter().map(|s| &s.skill));
+        let loaded = snapshot.candidates().iter();
         for dir in loaded
             .map(|s| &s.dir)
             .chain(&snapshot.dirs.other_skill_dirs)
@@ -196,6 +194,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 // new plan (the interval's rescans, mostly).
                 let current = registry.current();
                 let same = current.snapshot.same_skills(&armed.snapshot)
+                    && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
                 if same && state.stale.is_empty() {
@@ -296,7 +295,8 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    let files = plugins::config_files(registry.config());
+    let mut files = plugins::config_files(&registry.settings().config);
+    files.extend(registry.settings_file());
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);
