@@ -1,22 +1,25 @@
-//! What a `skill` call returns, decided on one snapshot (behaviour.md §5.2,
-//! §5.3, §9, §14). The server and `skillserve show` both call [`lookup`] (or
-//! [`lookup_file`]) and, on a miss, [`not_found`] ([`answer`] and
-//! [`answer_file`] are both), so the CLI prints exactly what a client
-//! receives. Rescanning on a miss, and where the search runs, are the
+//! What a `skill` call returns, decided on one client's view of one
+//! snapshot (behaviour.md §5.2, §5.3, §9, §14, §17). The server and
+//! `skillserve show` both call [`lookup`] (or [`lookup_file`]) and, on a
+//! miss, [`not_found`] ([`answer`] and [`answer_file`] are both), so the CLI
+//! prints exactly what a client receives. Rescanning on a miss, and where the search runs, are the
 //! server's business; this module does blocking I/O and nothing else.
 
 use std::sync::Arc;
 
 use crate::config::MAX_QUERY_CHARS;
 use crate::contents::Contents;
-use crate::disk::{self, ReadError};
-use crate::files::{self, Content, FileError, Files, Kind, Target};
+use crate::disk::ReadError;
+use crate::files::Files;
+use crate::gate::{FileError, Gate, Kind, Target};
+use crate::listing;
+use crate::mime::Content;
 use crate::parse;
+use crate::profiles::View;
 use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
 use crate::uri;
 
 /// What a `skill` call with some name returns.
@@ -92,41 +95,34 @@ impl Answer {
     }
 }
 
-/// Resolves `name` in `snapshot`, reads the skill's file through `contents`,
+/// Resolves `name` in `view`, reads the skill's file through `contents`,
 /// lists its other files through `files`, and searches on a miss:
 /// [`lookup`], then [`not_found`].
-pub fn answer(
-    snapshot: &Snapshot,
-    name: &str,
-    contents: &Contents,
-    files: &Files,
-    base: Base,
-) -> Answer {
-    match lookup(snapshot, name, contents, files, base) {
+pub fn answer(view: &View, name: &str, contents: &Contents, files: &Files, base: Base) -> Answer {
+    match lookup(view, name, contents, files, base) {
         Lookup::Answer(answer) => answer,
-        Lookup::Miss { vanished } => not_found(snapshot, name, vanished.as_deref()),
+        Lookup::Miss { vanished } => not_found(view, name, vanished.as_deref()),
     }
 }
 
-/// Resolves `name` in `snapshot`, reads the skill's file through `contents`
-/// and lists its other files through `files`; cheap whatever the name, since
-/// a name over [`MAX_QUERY_CHARS`] characters is refused before it is looked
-/// at. `base` says how the answer names the skill's folder.
-pub fn lookup(
-    snapshot: &Snapshot,
-    name: &str,
-    contents: &Contents,
-    files: &Files,
-    base: Base,
-) -> Lookup {
-    let skill = match find(snapshot, name, base) {
+/// Resolves `name` among the skills `view` shows, reads the skill's file
+/// through `contents` and lists its other files through `files`; cheap
+/// whatever the name, since a name over [`MAX_QUERY_CHARS`] characters is
+/// refused before it is looked at. A skill the view leaves out is a miss,
+/// like a name no skill has. `base` says how the answer names the skill's
+/// folder.
+pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base: Base) -> Lookup {
+    let skill = match find(view, name, base) {
         Ok(skill) => skill,
         Err(lookup) => return lookup,
     };
     let answer = match read(skill, contents) {
         Ok(content) => Answer::Skill {
             text: render::loading(skill, &content, &base_directory(skill, base)),
-            files: render::files_block(skill, &files.listing(&skill.dir)),
+            files: files
+                .listing(skill.place(), &skill.dir)
+                .ok()
+                .and_then(|listing| render::files_block(skill, &listing)),
         },
         // The folder may be gone too, or be a file now.
         Err(error) if error.is_gone() => return vanished(skill),
@@ -177,32 +173,24 @@ impl FileAnswer {
 }
 
 /// [`lookup_file`], then [`not_found`] on a miss.
-pub fn answer_file(
-    snapshot: &Snapshot,
-    name: &str,
-    file: &str,
-    files: &Files,
-    base: Base,
-) -> FileAnswer {
-    match lookup_file(snapshot, name, file, files, base) {
+pub fn answer_file(view: &View, name: &str, file: &str, files: &Files, base: Base) -> FileAnswer {
+    match lookup_file(view, name, file, files, base) {
         Lookup::Answer(answer) => answer,
-        Lookup::Miss { vanished } => {
-            FileAnswer::Skill(not_found(snapshot, name, vanished.as_deref()))
-        }
+        Lookup::Miss { vanished } => FileAnswer::Skill(not_found(view, name, vanished.as_deref())),
     }
 }
 
-/// Resolves `name` in `snapshot`, then `file` inside that skill's folder
+/// Resolves `name` in `view`, then `file` inside that skill's folder
 /// (behaviour.md §9), and reads it or lists it through `files`. A name that
 /// finds no skill is a miss, as for [`lookup`].
 pub fn lookup_file(
-    snapshot: &Snapshot,
+    view: &View,
     name: &str,
     file: &str,
     files: &Files,
     base: Base,
 ) -> Lookup<FileAnswer> {
-    let skill = match find(snapshot, name, base) {
+    let skill = match find(view, name, base) {
         Ok(skill) => skill,
         Err(Lookup::Answer(answer)) => return Lookup::Answer(FileAnswer::Skill(answer)),
         Err(Lookup::Miss { vanished }) => return Lookup::Miss { vanished },
@@ -213,24 +201,35 @@ pub fn lookup_file(
             error,
         })
     };
-    let target = match target(skill, file) {
+    let gate = match Gate::open(skill.place()) {
+        Ok(gate) => gate,
+        // The folder is gone: the user deleted the skill. (For a project
+        // skill, gone inside the repository: a symlink out of it is refused
+        // by the gate, never followed to see whether anything is there.)
+        Err(FileError::NotFound { .. }) => return vanished(skill),
+        Err(error) => return refused(error),
+    };
+    let target = match gate.resolve(file) {
         Ok(target) => target,
-        Err(error) if !skill.dir.exists() => {
-            tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
-            return vanished(skill);
-        }
         Err(FileError::NotFound { .. }) => {
-            let suggestions = files::suggest(&files.listing(&skill.dir), file);
+            let suggestions = files
+                .listing(skill.place(), &skill.dir)
+                .map(|listing| listing::suggest(&listing, file))
+                .unwrap_or_default();
             return refused(FileError::NotFound { suggestions });
         }
         Err(error) => return refused(error),
     };
-    let rel = target.rel();
+    let rel = target.rel().to_owned();
+    let rel = rel.as_str();
     if target.kind() == Kind::Folder {
-        let listing = files.folder_listing(&skill.dir, rel);
-        return Lookup::Answer(FileAnswer::Text(render::folder(skill, rel, &listing)));
+        drop(target);
+        return Lookup::Answer(match files.folder_listing(skill.place(), &skill.dir, rel) {
+            Ok(listing) => FileAnswer::Text(render::folder(skill, rel, &listing)),
+            Err(error) => return refused(error),
+        });
     }
-    Lookup::Answer(match files.read(&target) {
+    Lookup::Answer(match files.read(target) {
         Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(
             skill,
             rel,
@@ -255,29 +254,24 @@ pub fn lookup_file(
     })
 }
 
-/// The file or folder `file` names inside `skill`'s folder, by the rules of
-/// [`files::resolve`]; `skill://` resources are found the same way.
+/// The file or folder `file` names inside `skill`'s folder, opened through
+/// the gate ([`Gate::resolve`]); `skill://` resources are found the same
+/// way. A project skill whose folder became a symlink out of the repository
+/// since the scan is refused whole (behaviour.md §12).
 pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
-    // A project skill whose folder became a symlink out of the repository
-    // since the scan: nothing in it is read (behaviour.md §12).
-    if let Some(fence) = skill.fence()
-        && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
-    {
-        return Err(FileError::Outside);
-    }
-    files::resolve(&skill.dir, file)
+    Gate::open(skill.place())?.resolve(file)
 }
 
 /// The skill `name` resolves to, or what to answer instead: a name too long
 /// to look up, an ambiguous or broken name, or a miss.
-fn find<'a>(snapshot: &'a Snapshot, name: &str, base: Base) -> Result<&'a Skill, Lookup> {
+fn find<'a>(view: &'a View, name: &str, base: Base) -> Result<&'a Skill, Lookup> {
     if name.chars().nth(MAX_QUERY_CHARS).is_some() {
         return Err(Lookup::Answer(Answer::Invalid(render::name_too_long())));
     }
-    let answer = match resolve::resolve(snapshot, name) {
+    let answer = match resolve::resolve(view, name) {
         Resolution::Found(skill) => return Ok(skill),
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
+        Resolution::NotFound => match view.failed(&name.trim().to_lowercase()) {
             Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic, base)),
             None => return Err(Lookup::Miss { vanished: None }),
         },
@@ -304,31 +298,25 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 }
 
 /// The skill's text as it is now, held to the scan's rules again: the file
-/// may have been swapped (for a symlink out of the project, say) since.
+/// may have been swapped (for a symlink out of the project, say) since, and
+/// it is read through the gate.
 fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
-    let file = skill.file();
-    if let Some(fence) = skill.fence()
-        && disk::stays_inside(&file, fence).is_err()
-        && file.exists()
-    {
-        return Err(ReadError::OutsideProject);
-    }
-    let text = contents.read(&file)?;
+    let text = contents.read(skill.place())?;
     if !parse::has_frontmatter(&text) {
         return Err(ReadError::NoFrontmatter);
     }
     Ok(text)
 }
 
-/// "Not found" with the skills that match `name` best (behaviour.md §14);
-/// `vanished` names the skill whose file is gone (it is not listed). At most
-/// a few milliseconds, but proportional to the number of skills: the server
-/// runs it on a blocking thread.
-pub fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
-    let mut matches = snapshot.search(name, MAX_MATCHES + 1);
+/// "Not found" with the shown skills that match `name` best (behaviour.md
+/// §14); `vanished` names the skill whose file is gone (it is not listed).
+/// At most a few milliseconds, but proportional to the number of skills:
+/// the server runs it on a blocking thread.
+pub fn not_found(view: &View, name: &str, vanished: Option<&str>) -> Answer {
+    let mut matches = view.search(name, MAX_MATCHES + 1);
     matches.retain(|s| Some(&*s.name) != vanished);
     matches.truncate(MAX_MATCHES);
-    let total = snapshot.skills().len() - usize::from(vanished.is_some());
+    let total = view.len() - usize::from(vanished.is_some());
     Answer::NotFound {
         text: render::not_found(name, &matches, total),
         vanished: vanished.is_some(),

@@ -2,16 +2,19 @@
 
 use std::io::{IsTerminal, Write};
 
-use tracing_subscriber::EnvFilter;
+use std::sync::Arc;
+
+use tracing_subscriber::filter::Targets;
 
 use skillserve::cli::{Cli, Command, TokenCommand, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
-use skillserve::config::{Config, Env, ServeOptions};
+use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
+use skillserve::profiles::{self, Profiles};
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot;
+use skillserve::snapshot::{self, Snapshot};
 use skillserve::tokens;
 
 fn main() {
@@ -25,7 +28,7 @@ fn main() {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
             eprintln!("skillserve: {err:#}");
-            if err.is::<UsageError>() {
+            if err.is::<UsageError>() || err.is::<settings::SettingsError>() {
                 ExitCode::Usage
             } else {
                 ExitCode::Failure
@@ -61,52 +64,107 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let env = Env::from_process()?;
-    init_logging(&cli.log_filter(&env)?)?;
-    let (config, warnings) = cli.config(&env)?;
-    for warning in warnings {
+    let settings = cli.settings(&env)?;
+    init_logging(cli.log_filter(&env, settings.log_level.as_ref())?);
+    for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
-    let options = cli.serve_options_with_http(&env)?;
 
-    let load = || snapshot::load(&config, &mut Cache::default(), None);
+    let load = || {
+        Arc::new(snapshot::load(
+            &settings.config,
+            &mut Cache::default(),
+            None,
+        ))
+    };
+    // A client's view, by the name it gives (`--client`), or a client
+    // that matches no profile.
+    let view_for = |client: Option<&str>| {
+        let snapshot = load();
+        let profiles = Profiles::new(&settings);
+        let name = client.map(profiles::client_name);
+        let key = profiles.key(name.as_deref());
+        let header = name.map(|name| format!("Offered to {name}: {}", profiles.describe(key)));
+        (profiles, snapshot, key, header)
+    };
+    let max_file_bytes = settings.config.max_file_bytes;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
-            if config.user && config.home.is_some() {
+            if settings.config.user && settings.config.home.is_some() {
                 // Which variable gave the home folder (on Windows HOME may be
                 // passed over for USERPROFILE); none is already a warning.
                 tracing::info!("home folder: {}", env.home.describe());
             }
-            if options.http.is_none() && std::io::stdin().is_terminal() {
+            if settings.serve.http.is_none() && std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
                 );
             }
-            return Ok(serve(config, options));
+            return Ok(serve(settings, cli.flags(), env));
         }
         Some(Command::List {
-            description: true, ..
-        }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
-        Some(Command::List { json, all, .. }) => {
+            description: true,
+            client,
+            ..
+        }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            commands::description(&profiles.view(&snapshot, key), &mut out)?
+        }
+        Some(Command::List {
+            json, all, client, ..
+        }) => {
+            let (profiles, snapshot, key, header) = view_for(client.as_deref());
             let options = ListOptions {
                 format: Format::of(*json),
                 all: *all,
             };
-            commands::list(&load(), config.max_file_bytes, options, &mut out)?
+            let decision = profiles.decide(&snapshot, key);
+            let view = profiles.view(&snapshot, key);
+            commands::list(
+                &view,
+                &decision,
+                header.as_deref(),
+                max_file_bytes,
+                options,
+                &mut out,
+            )?
         }
-        Some(Command::Show { name, file }) => commands::show(
-            &load(),
-            name,
-            file.as_deref(),
-            config.max_file_bytes,
-            &mut out,
-            &mut std::io::stderr(),
-        )?,
+        Some(Command::Show { name, file, client }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            let decision = profiles.decide(&snapshot, key);
+            commands::show(
+                &profiles.view(&snapshot, key),
+                &decision,
+                name,
+                file.as_deref(),
+                max_file_bytes,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
         Some(Command::Check { json }) => {
-            commands::check(&load(), config.max_file_bytes, Format::of(*json), &mut out)?
+            commands::check(&load(), max_file_bytes, Format::of(*json), &mut out)?
+        }
+        Some(Command::Config) => commands::config(&settings, &mut out)?,
+        Some(Command::Disable(args) | Command::Enable(args)) => {
+            let disable = matches!(cli.command, Some(Command::Disable(_)));
+            let snapshot: Arc<Snapshot> = load();
+            let flags = cli.flags();
+            let reload = || settings::load(&flags, &env);
+            commands::toggle(
+                &settings,
+                &snapshot,
+                &args.name,
+                args.client.as_deref(),
+                disable,
+                &reload,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
@@ -122,7 +180,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Some(Command::Token(command)) => {
-            let path = command.file(&env, &config)?;
+            let path = command.file(&env, &settings.config)?;
             let TokenCommand::New { label, .. } = command;
             match tokens::add(&path, label) {
                 Ok(token) => {
@@ -160,8 +218,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-fn serve(config: Config, options: ServeOptions) -> ExitCode {
-    let watching = options.watch;
+fn serve(settings: Settings, flags: Flags, env: Env) -> ExitCode {
+    let watching = settings.serve.watch;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -172,7 +230,7 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
             return ExitCode::Failure;
         }
     };
-    let stopped = runtime.block_on(server::run(config, options));
+    let stopped = runtime.block_on(server::run(settings, flags, env));
     // Neither wait for blocking threads (a scan in progress has nothing to
     // save) nor drop the tasks (the watcher would unwatch every folder one by
     // one): `main` exits the process right after this.
@@ -224,15 +282,16 @@ fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Outp
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC.
-fn init_logging(directives: &str) -> Result<(), UsageError> {
-    let filter = EnvFilter::try_new(directives).map_err(|e| UsageError::LogFilter {
-        value: directives.to_owned(),
-        reason: e.to_string(),
-    })?;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+fn init_logging(filter: Targets) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let format = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(false)
+        // Never colours, even if a dependency turns on tracing-subscriber's
+        // `ansi` feature: stderr usually ends up in a client's log file.
+        .with_ansi(false);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(format)
         .init();
-    Ok(())
 }

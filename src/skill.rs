@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::gate::{Fence, Place};
 use crate::parse::Parsed;
 use crate::roots::{Plugin, Root, SkillFile, Source};
 
@@ -37,8 +38,8 @@ impl Skill {
         self.root.plugin.as_deref()
     }
 
-    /// The folder no symlink may lead out of (project skills only).
-    pub fn fence(&self) -> Option<&Path> {
+    /// The repository no symlink may lead out of (project skills only).
+    pub fn fence(&self) -> Option<&Fence> {
         self.root.fence.as_deref()
     }
 
@@ -50,6 +51,15 @@ impl Skill {
     /// The description on one line, whitespace collapsed.
     pub fn description(&self) -> Cow<'_, str> {
         self.parsed.one_line_description()
+    }
+
+    /// Where the skill is, for the gate that opens its files.
+    pub fn place(&self) -> Place<'_> {
+        Place {
+            dir: &self.dir,
+            file_name: self.file_name.as_str(),
+            fence: self.fence(),
+        }
     }
 
     /// Whether `path` (a listed file, relative to the skill folder) is the

@@ -16,8 +16,8 @@ use rmcp::model::{
 
 use crate::files::Files;
 use crate::parallel;
+use crate::profiles::View;
 use crate::server::page::{self, Page};
-use crate::server::registry::Served;
 use crate::server::resources::in_uri;
 use crate::skill::Skill;
 use crate::uri;
@@ -27,15 +27,16 @@ use crate::uri;
 /// `resources/list_changed`.
 pub const TTL_MS: u64 = 30_000;
 
-/// `skills/list`: the skills whose names the extension accepts, in the tool
-/// description's order, a page at a time.
+/// `skills/list`: the shown skills whose names the extension accepts, in
+/// the tool description's order, a page at a time.
 pub fn list(
-    served: &Served,
+    view: &View,
     files: &Files,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListSkillsResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(served.listable(), request)?;
-    let skills = served.snapshot.skills();
+    let listable = view.listable(|skill| uri::unlistable(skill).is_none());
+    let Page { items, next_cursor } =
+        page::page(listable, request, "skills/list", |&c| &*view.skill(c).name)?;
     // A page's skills are listed, checked and hashed on several threads: a
     // cached page is mostly a `stat` per file, a cold one reading and
     // hashing every file.
@@ -48,7 +49,7 @@ pub fn list(
         let mut tally = Tally::default();
         let entries: Vec<Entry> = part
             .iter()
-            .map(|&i| entry(&skills[i], files, &mut tally))
+            .map(|&c| entry(view.skill(c), files, &mut tally))
             .collect();
         (entries, tally)
     });
@@ -76,9 +77,9 @@ pub fn list(
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` has exactly this
 /// URI; anything else is invalid params, saying why.
-pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
+pub fn get(view: &View, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
     let unknown = |why: String| ErrorData::invalid_params(format!("{uri}: {why}"), None);
-    let skill = match uri::locate(&served.snapshot, uri) {
+    let skill = match uri::locate(view, uri) {
         Some((skill, rel)) if rel == uri::SKILL_MD => skill,
         _ => {
             return Err(unknown(
@@ -103,12 +104,6 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
     )
 }
 
-/// The entry of `skill`, a skill whose name the extension accepts
-/// ([`Served::listable`](crate::server::registry::Served::listable)). Valid by construction, so it is not checked again
-/// here (that cost a sixth of a cached page; rmcp checks every page anyway):
-/// every URI is made by [`uri::of`] under the skill's own, the listing's
-/// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the
-/// skill's own file is listed exactly once.
 /// Pages of at least this many skills are made on several threads.
 const PARALLEL_FROM: usize = 16;
 
@@ -119,6 +114,12 @@ struct Tally {
     kept: usize,
 }
 
+/// The entry of `skill`, a skill whose name the extension accepts
+/// ([`View::listable`]). Valid by construction, so it is not checked again
+/// here (that cost a sixth of a cached page; rmcp checks every page anyway):
+/// every URI is made by [`uri::of`] under the skill's own, the listing's
+/// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the
+/// skill's own file is listed exactly once.
 fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
     let parsed = &skill.parsed;
     let mut frontmatter = SkillFrontmatter::new(parsed.name.as_ref(), parsed.description.as_ref());
@@ -135,7 +136,13 @@ fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
 /// Every file of the skill with its digest, or `"dynamic"` when the listing
 /// is incomplete, lacks the skill's own file, or a file cannot be hashed now.
 fn resources(skill: &Skill, files: &Files, tally: &mut Tally) -> SkillResources {
-    let listing = files.listing(&skill.dir);
+    let listing = match files.listing(skill.place(), &skill.dir) {
+        Ok(listing) => listing,
+        Err(err) => {
+            tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
+            return SkillResources::Dynamic;
+        }
+    };
     if let Some(limit) = listing.truncated {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
         return SkillResources::Dynamic;
@@ -149,7 +156,7 @@ fn resources(skill: &Skill, files: &Files, tally: &mut Tally) -> SkillResources 
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the skill's own file is listed {own} times");
         return SkillResources::Dynamic;
     }
-    let hashed = match files.digests(&skill.dir, &listing) {
+    let hashed = match files.digests(skill.place(), &skill.dir, &listing) {
         Ok(hashed) => hashed,
         Err(err) => {
             tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");

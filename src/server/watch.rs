@@ -10,7 +10,8 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, for those files.
+//! - the folders of the plugin manifest and settings files, and of
+//!   skillserve's own `config.toml`, for those files.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -88,8 +89,7 @@ pub struct Plan {
 /// The folders of the skills `snapshot` loaded (served and shadowed), whose
 /// `SKILL.md` is watched.
 fn skill_dirs(snapshot: &Snapshot) -> impl Iterator<Item = &Arc<Path>> {
-    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
-    snapshot.skills().iter().chain(shadowed).map(|s| &s.dir)
+    snapshot.candidates().iter().map(|s| &s.dir)
 }
 
 impl Plan {
@@ -247,6 +247,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 // new plan (the interval's rescans, mostly).
                 let current = registry.current();
                 let same = current.snapshot.same_skills(&armed.snapshot)
+                    && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
                 if same && state.stale.is_empty() {
@@ -377,7 +378,8 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    let files = plugins::config_files(registry.config());
+    let mut files = plugins::config_files(&registry.settings().config);
+    files.extend(registry.settings_file());
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);
