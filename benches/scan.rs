@@ -21,10 +21,10 @@ use skillserve::parse::Parsed;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
 use skillserve::roots::{Layout, Root, Source};
-use skillserve::scan::{Cache, Found, Scan};
+use skillserve::scan::{Found, Scan};
 use skillserve::search::SearchIndex;
-use skillserve::snapshot;
 use skillserve::snapshot::Snapshot;
+use skillserve::snapshot::{self, Cache};
 
 fn main() {
     // Generate (or find) the corpora before divan starts printing its table.
@@ -342,7 +342,7 @@ fn snapshot_100k() -> &'static Snapshot {
             skills: skills.collect(),
             ..Scan::default()
         };
-        let snapshot = Snapshot::build(vec![root], scan, None);
+        let snapshot = Snapshot::build(vec![root], scan, Vec::new(), None);
         assert_eq!(snapshot.skills().len(), 100_000);
         snapshot
     })

@@ -43,6 +43,9 @@ pub enum Answer {
     /// No skill has the name, but a skill folder of that name has a
     /// `SKILL.md` that could not be loaded (the scan said why).
     Broken(String),
+    /// No served skill has the name, but a withheld one (quarantined) has:
+    /// why it is not served.
+    Withheld(String),
     /// The name is too long to be looked up (behaviour.md §14): an invalid
     /// argument, reported like the other bad `name` arguments.
     Invalid(String),
@@ -66,6 +69,7 @@ impl Answer {
             Answer::Skill { text, .. }
             | Answer::Ambiguous(text)
             | Answer::Broken(text)
+            | Answer::Withheld(text)
             | Answer::Invalid(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
@@ -85,7 +89,10 @@ impl Answer {
     pub fn into_blocks(self) -> Vec<String> {
         match self {
             Answer::Skill { text, files } => std::iter::once(text).chain(files).collect(),
-            Answer::Ambiguous(text) | Answer::Broken(text) | Answer::Invalid(text) => vec![text],
+            Answer::Ambiguous(text)
+            | Answer::Broken(text)
+            | Answer::Withheld(text)
+            | Answer::Invalid(text) => vec![text],
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => vec![text],
         }
     }
@@ -246,10 +253,16 @@ fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
     let answer = match resolve::resolve(snapshot, name) {
         Resolution::Found(skill) => return Ok(skill),
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
-            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
-            None => return Err(Lookup::Miss { vanished: None }),
-        },
+        Resolution::NotFound => {
+            let key = name.trim().to_lowercase();
+            if let Some(withheld) = snapshot.withheld_named(&key) {
+                Answer::Withheld(render::withheld(withheld))
+            } else if let Some(failed) = snapshot.failed(&key) {
+                Answer::Broken(render::broken(name.trim(), &failed.diagnostic))
+            } else {
+                return Err(Lookup::Miss { vanished: None });
+            }
+        }
     };
     Err(Lookup::Answer(answer))
 }

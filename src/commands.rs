@@ -18,8 +18,9 @@ use crate::files::Files;
 use crate::lint;
 use crate::render;
 use crate::roots::Source;
+use crate::security::{self, FileFinding, Names, Report};
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, Why, Withheld};
 use crate::text::{plural, printable};
 
 /// Longest description shown under a skill in `list`.
@@ -35,6 +36,7 @@ pub fn list(
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
     let shadowed = if all { snapshot.shadowed() } else { &[] };
+    let withheld = if all { snapshot.withheld() } else { &[] };
     if json {
         let mut items: Vec<ListItem> = snapshot
             .skills()
@@ -46,6 +48,7 @@ pub fn list(
                 .iter()
                 .map(|s| ListItem::new(&s.skill, Some(&s.by))),
         );
+        items.extend(withheld.iter().map(ListItem::withheld));
         serde_json::to_writer_pretty(&mut *out, &items)?;
         writeln!(out)?;
         return Ok(ExitCode::Success);
@@ -55,6 +58,7 @@ pub fn list(
         .skills()
         .iter()
         .chain(shadowed.iter().map(|s| &s.skill))
+        .chain(withheld.iter().map(|w| &w.skill))
         .collect();
     let width = skills
         .iter()
@@ -75,6 +79,32 @@ pub fn list(
             writeln!(out, "    hidden by {}", entry.by.display())?;
         }
     }
+    if !withheld.is_empty() {
+        writeln!(
+            out,
+            "\nNot served (`skillserve check --security` lists every finding):"
+        )?;
+        for entry in withheld {
+            write_skill(out, &entry.skill, width)?;
+            match &entry.why {
+                Why::Quarantined(report) => {
+                    if let Some(first) = report.errors().next() {
+                        writeln!(
+                            out,
+                            "    quarantined: {}: {}",
+                            first.short(),
+                            printable(&first.finding.message)
+                        )?;
+                    }
+                    writeln!(
+                        out,
+                        "    to serve it: skillserve trust {}",
+                        entry.skill.name
+                    )?;
+                }
+            }
+        }
+    }
     if snapshot.skills().is_empty() {
         writeln!(out, "No skills found. Looked in:")?;
         for root in &snapshot.roots {
@@ -83,7 +113,7 @@ pub fn list(
     } else {
         writeln!(
             out,
-            "\n{} skill{} ({}){}",
+            "\n{} skill{} ({}){}{}",
             snapshot.skills().len(),
             plural(snapshot.skills().len()),
             snapshot.count_by_source(),
@@ -91,6 +121,11 @@ pub fn list(
                 0 => String::new(),
                 n if all => format!("; {n} hidden"),
                 n => format!("; {n} hidden (see --all)"),
+            },
+            match snapshot.withheld().len() {
+                0 => String::new(),
+                n if all => format!("; {n} quarantined"),
+                n => format!("; {n} quarantined (see --all)"),
             }
         )?;
     }
@@ -222,6 +257,47 @@ struct ListItem<'a> {
     plugin: Option<PluginItem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shadowed_by: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld: Option<WithheldItem<'a>>,
+}
+
+/// Why a skill in `list --json --all` is not served.
+#[derive(Serialize)]
+struct WithheldItem<'a> {
+    /// `quarantined`.
+    reason: &'static str,
+    /// The first error-level finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finding: Option<FindingItem<'a>>,
+    /// How many error-level findings there are.
+    errors: usize,
+    /// The command that approves the skill as it is now.
+    approve: String,
+}
+
+/// A security finding in JSON.
+#[derive(Serialize)]
+struct FindingItem<'a> {
+    file: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    severity: Severity,
+    code: crate::diagnostic::Code,
+    message: &'a str,
+    hint: &'a str,
+}
+
+impl<'a> FindingItem<'a> {
+    fn new(found: &'a FileFinding) -> Self {
+        FindingItem {
+            file: &found.file,
+            line: found.finding.line,
+            severity: found.finding.severity,
+            code: found.finding.code,
+            message: &found.finding.message,
+            hint: &found.finding.hint,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -246,7 +322,21 @@ impl<'a> ListItem<'a> {
                 install_path: p.install_path.to_string_lossy(),
             }),
             shadowed_by: shadowed_by.map(Path::to_string_lossy),
+            withheld: None,
         }
+    }
+
+    fn withheld(withheld: &'a Withheld) -> Self {
+        let mut item = ListItem::new(&withheld.skill, None);
+        item.withheld = Some(match &withheld.why {
+            Why::Quarantined(report) => WithheldItem {
+                reason: "quarantined",
+                finding: report.errors().next().map(FindingItem::new),
+                errors: report.errors().count(),
+                approve: format!("skillserve trust {}", withheld.skill.name),
+            },
+        });
+        item
     }
 }
 
@@ -299,46 +389,55 @@ fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -
     Ok(())
 }
 
-/// `skillserve check [--json]`: what the scan found plus the Agent Skills
-/// rules ([`lint`]), grouped by file; exit 1 when there is an error.
+/// `skillserve check [--json] [--security]`: what the scan found plus the
+/// Agent Skills rules ([`lint`]), and with `security` (a cache to scan
+/// through) the security scan of every skill, grouped by file; exit 1 when
+/// there is an error.
 pub fn check(
     snapshot: &Snapshot,
     max_file_bytes: u64,
     json: bool,
+    security: Option<&mut security::Cache>,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let diagnostics = report(snapshot, max_file_bytes);
-    let counts = Counts::of(&diagnostics);
+    let mut diagnostics = report(snapshot, max_file_bytes);
+    let scanned = security.map(|cache| SecurityScan::of(snapshot, cache));
+    let mut all = diagnostics.clone();
+    if let Some(scanned) = &scanned {
+        all.extend(scanned.diagnostics());
+    }
+    let counts = Counts::of(&all);
     let code = if counts.errors > 0 {
         ExitCode::Failure
     } else {
         ExitCode::Success
     };
 
-    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
-    for diagnostic in &diagnostics {
-        by_file
-            .entry(&diagnostic.path)
-            .or_default()
-            .push(diagnostic);
-    }
-    for list in by_file.values_mut() {
-        list.sort_by_key(|d| (d.line, d.severity));
-    }
-
     if json {
-        let report = json!({
+        sort_by_file(&mut diagnostics);
+        let mut report = json!({
             "skills": snapshot.skills().len(),
             "errors": counts.errors,
             "warnings": counts.warnings,
             "notes": counts.notes,
-            "diagnostics": by_file.values().flatten().collect::<Vec<_>>(),
+            "diagnostics": diagnostics,
         });
+        if let Some(scanned) = &scanned {
+            report["security"] = scanned.json();
+        }
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;
         return Ok(code);
     }
 
+    sort_by_file(&mut all);
+    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
+    for diagnostic in &all {
+        by_file
+            .entry(&diagnostic.path)
+            .or_default()
+            .push(diagnostic);
+    }
     for (path, list) in &by_file {
         writeln!(out, "{}", printable(&path.display().to_string()))?;
         for d in list {
@@ -357,7 +456,7 @@ pub fn check(
         writeln!(out)?;
     }
     let skills = snapshot.skills().len();
-    if diagnostics.is_empty() {
+    if all.is_empty() {
         writeln!(
             out,
             "No problems found ({skills} skill{} served).",
@@ -366,5 +465,135 @@ pub fn check(
     } else {
         writeln!(out, "{counts} ({skills} skill{} served).", plural(skills))?;
     }
+    if let Some(scanned) = &scanned {
+        writeln!(out, "{}", scanned.summary())?;
+    }
     Ok(code)
+}
+
+/// Diagnostics by file, then line (a finding about the whole file first),
+/// then severity.
+fn sort_by_file(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.severity).cmp(&(&b.path, b.line, b.severity)));
+}
+
+/// The security scan of every skill of a snapshot: served, shadowed and
+/// withheld, whatever its source.
+struct SecurityScan<'a> {
+    skills: Vec<Scanned<'a>>,
+}
+
+/// One skill's report, and what it means for the skill.
+struct Scanned<'a> {
+    skill: &'a Skill,
+    report: std::sync::Arc<Report>,
+    status: &'static str,
+}
+
+impl<'a> SecurityScan<'a> {
+    fn of(snapshot: &'a Snapshot, cache: &mut security::Cache) -> SecurityScan<'a> {
+        let skills: Vec<(&Skill, bool)> = snapshot
+            .skills()
+            .iter()
+            .map(|s| (s, false))
+            .chain(snapshot.shadowed().iter().map(|s| (&s.skill, false)))
+            .chain(snapshot.withheld().iter().map(|w| (&w.skill, true)))
+            .collect();
+        let dirs: Vec<&Path> = skills.iter().map(|(s, _)| s.dir.as_path()).collect();
+        let reports = cache.reports(&dirs);
+        let names = Names::new(skills.iter().map(|(s, _)| s.parsed.name.as_str()));
+        let skills = skills
+            .into_iter()
+            .zip(reports)
+            .map(|((skill, withheld), mut report)| {
+                if let Some(finding) =
+                    security::crowding(skill.description(), &skill.parsed.name, &names)
+                {
+                    let file = skill
+                        .file
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                    report = std::sync::Arc::new(report.with(&[FileFinding { file, finding }]));
+                }
+                let status = if withheld {
+                    "quarantined"
+                } else if skill.source.is_own() {
+                    "own"
+                } else if report.has_errors() {
+                    "approved"
+                } else {
+                    "scanned"
+                };
+                Scanned {
+                    skill,
+                    report,
+                    status,
+                }
+            })
+            .collect();
+        SecurityScan { skills }
+    }
+
+    fn diagnostics(&self) -> impl Iterator<Item = Diagnostic> + '_ {
+        self.skills.iter().flat_map(|scanned| {
+            scanned
+                .report
+                .findings
+                .iter()
+                .map(|f| f.at(&scanned.skill.dir))
+        })
+    }
+
+    fn count(&self, status: &str) -> usize {
+        self.skills.iter().filter(|s| s.status == status).count()
+    }
+
+    /// `Security scan: 4 skills, 9 files, 12,345 bytes; 1 quarantined, 1 approved.`
+    fn summary(&self) -> String {
+        let files: usize = self.skills.iter().map(|s| s.report.files_scanned).sum();
+        let bytes: u64 = self.skills.iter().map(|s| s.report.bytes_scanned).sum();
+        let skills = self.skills.len();
+        let mut text = format!(
+            "Security scan: {skills} skill{}, {files} file{}, {} scanned",
+            plural(skills),
+            plural(files),
+            render::human_size(bytes)
+        );
+        let held: Vec<String> = [
+            ("quarantined", self.count("quarantined")),
+            ("approved", self.count("approved")),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+        if !held.is_empty() {
+            text.push_str("; ");
+            text.push_str(&held.join(", "));
+        }
+        text.push('.');
+        text
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut findings = Vec::new();
+        for scanned in &self.skills {
+            for found in &scanned.report.findings {
+                let mut item = serde_json::to_value(FindingItem::new(found)).unwrap_or_default();
+                item["skill"] = json!(scanned.skill.name);
+                item["source"] = json!(scanned.skill.source);
+                item["status"] = json!(scanned.status);
+                item["path"] = json!(scanned.skill.dir.join(&found.file).to_string_lossy());
+                findings.push(item);
+            }
+        }
+        json!({
+            "skills_scanned": self.skills.len(),
+            "files_scanned": self.skills.iter().map(|s| s.report.files_scanned).sum::<usize>(),
+            "bytes_scanned": self.skills.iter().map(|s| s.report.bytes_scanned).sum::<u64>(),
+            "quarantined": self.skills.iter().filter(|s| s.status == "quarantined").map(|s| &s.skill.name).collect::<Vec<_>>(),
+            "approved": self.skills.iter().filter(|s| s.status == "approved").map(|s| &s.skill.name).collect::<Vec<_>>(),
+            "findings": findings,
+        })
+    }
 }

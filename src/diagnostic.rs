@@ -90,6 +90,23 @@ codes! {
     PluginMissing = "plugin-missing",
     PluginDisabled = "plugin-disabled",
     PluginPathOutside = "plugin-path-outside",
+    // The security scan (`check --security`, and every skill of a folder
+    // that is not the user's own before it is served).
+    HiddenUnicode = "hidden-unicode",
+    BidiControl = "bidi-control",
+    ZeroWidthInWord = "zero-width-in-word",
+    HtmlCommentInstructions = "html-comment-instructions",
+    HostShellExpansion = "host-shell-expansion",
+    DownloadToShell = "download-to-shell",
+    Base64Exec = "base64-exec",
+    CredentialAccess = "credential-access",
+    ShellStartupWrite = "shell-startup-write",
+    UnrestrictedShellTool = "unrestricted-shell-tool",
+    DescriptionFlood = "description-flood",
+    ScanIncomplete = "scan-incomplete",
+    // Quarantine and approvals.
+    Quarantined = "quarantined",
+    ApprovalsInvalid = "approvals-invalid",
 }
 
 impl Code {

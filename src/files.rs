@@ -605,6 +605,40 @@ fn classify(rel: &str, mut bytes: Vec<u8>, size: u64, partial: bool) -> Content 
     Content::Binary { size, mime }
 }
 
+/// The start of a file, as the security scan reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    /// At most the cap asked for, from the start of the file.
+    pub bytes: Vec<u8>,
+    /// The whole file's size when it was opened.
+    pub size: u64,
+    /// The file's version when it was opened, taken before reading: if the
+    /// file changes while it is read, a later `stat` shows another version.
+    pub stamp: Stamp,
+}
+
+/// The first `cap` bytes of the file `target` names (all of it when it is
+/// smaller), with its size and version. Only a regular file is opened, and
+/// never more than `cap` bytes are read, however large it is.
+pub fn read_head(target: &Target, cap: u64) -> Result<Head, FileError> {
+    let Kind::File = target.kind else {
+        return Err(FileError::NotRegular);
+    };
+    let (mut file, size) = disk::open_regular(&target.path, u64::MAX)?;
+    let stamp = Stamp::of(&file.metadata()?);
+    let want = usize::try_from(size.min(cap)).unwrap_or(usize::MAX);
+    let mut bytes = Vec::with_capacity(want);
+    disk::fill(&mut file, &mut bytes, want, u64::MAX)?;
+    Ok(Head { bytes, size, stamp })
+}
+
+/// Whether a file named `path` is of a type known to be binary by its
+/// extension (images, archives, fonts, office documents): not worth
+/// opening to look for text.
+pub fn is_binary_type(path: &str) -> bool {
+    known_type(path).is_some_and(|t| !t.text)
+}
+
 /// A file's bytes as `resources/read` carries them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Raw {
@@ -846,6 +880,35 @@ impl Files {
     /// check of [`resolve`] before it is read, and only a regular file is
     /// opened.
     pub fn digests(&self, skill_dir: &Path, entries: &[Entry]) -> Result<Vec<Hashed>, FileError> {
+        let sums = self.sums(skill_dir, entries)?;
+        Ok(sums
+            .iter()
+            .map(|(sum, size)| Hashed {
+                digest: digest::text(sum),
+                size: *size,
+            })
+            .collect())
+    }
+
+    /// The digest of the whole skill in `skill_dir` ([`digest::skill`] over
+    /// every listed file, with the digests [`Files::digests`] gives), or
+    /// `None` when the listing stopped at a bound: a digest that does not
+    /// cover every file would not change with the files left out.
+    pub fn skill_digest(&self, skill_dir: &Path) -> Result<Option<String>, FileError> {
+        let listing = self.listing(skill_dir);
+        if listing.truncated.is_some() {
+            return Ok(None);
+        }
+        let sums = self.sums(skill_dir, &listing.files)?;
+        let files = listing.files.iter().zip(&sums);
+        Ok(Some(digest::skill(
+            files.map(|(entry, (sum, _))| (entry.path.as_str(), sum)),
+        )))
+    }
+
+    /// The SHA-256 of each of `entries` and the bytes hashed, as
+    /// [`Files::digests`] describes.
+    fn sums(&self, skill_dir: &Path, entries: &[Entry]) -> Result<Vec<([u8; 32], u64)>, FileError> {
         let lock = || self.digests.lock().unwrap_or_else(PoisonError::into_inner);
         // Resolved once, on the first file not in the cache.
         let mut fence = None;
@@ -856,10 +919,7 @@ impl Files {
                 && let Some((cached, sum, size)) = lock().get(&path)
                 && *cached == Stamp::of(&meta)
             {
-                out.push(Hashed {
-                    digest: digest::text(sum),
-                    size: *size,
-                });
+                out.push((*sum, *size));
                 continue;
             }
             let fence = match &fence {
@@ -877,10 +937,7 @@ impl Files {
                 digests.clear();
             }
             digests.insert(path, (version, sum, size));
-            out.push(Hashed {
-                digest: digest::text(&sum),
-                size,
-            });
+            out.push((sum, size));
         }
         Ok(out)
     }

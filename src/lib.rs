@@ -8,6 +8,7 @@
 //! name is listable); `docs/behaviour.md` is the contract.
 
 pub mod answer;
+pub mod approvals;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -28,10 +29,12 @@ pub mod resolve;
 pub mod roots;
 pub mod scan;
 pub mod search;
+pub mod security;
 pub mod server;
 pub mod similarity;
 pub mod skill;
 pub mod snapshot;
 pub mod spec;
 pub mod text;
+pub mod trust;
 pub mod uri;

@@ -19,11 +19,12 @@ use crate::spec::{
 };
 use crate::uri;
 
-/// Findings about every skill in `snapshot`, served or shadowed.
+/// Findings about every skill in `snapshot`, served, shadowed or withheld.
 pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
     let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
+    let withheld = snapshot.withheld().iter().map(|w| &w.skill);
     let mut out = Vec::new();
-    for skill in snapshot.skills().iter().chain(shadowed) {
+    for skill in snapshot.skills().iter().chain(shadowed).chain(withheld) {
         out.extend(
             lint_skill(skill, max_file_bytes)
                 .into_iter()

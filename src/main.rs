@@ -9,9 +9,9 @@ use skillserve::commands;
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
-use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot;
+use skillserve::snapshot::{self, Cache};
+use skillserve::trust::{self, Confirm};
 
 fn main() {
     limit_malloc_arenas();
@@ -95,8 +95,49 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &mut out,
             &mut std::io::stderr(),
         )?,
-        Some(Command::Check { json }) => {
-            commands::check(&load(), config.max_file_bytes, *json, &mut out)?
+        Some(Command::Check { json, security }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&config, &mut cache, None);
+            let scan = security.then_some(&mut cache.security);
+            commands::check(&snapshot, config.max_file_bytes, *json, scan, &mut out)?
+        }
+        Some(Command::Trust { list: true, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&config, &mut cache, None);
+            trust::list(
+                &snapshot,
+                &cache.security,
+                &config,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Trust { name, yes, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&config, &mut cache, None);
+            let stdin = std::io::stdin();
+            let mut input = stdin.lock();
+            let confirm = if *yes {
+                Confirm::Yes
+            } else if stdin.is_terminal() {
+                Confirm::Ask(&mut input)
+            } else {
+                Confirm::No
+            };
+            let name = name.as_deref().unwrap_or_default();
+            let code = trust::trust(
+                &snapshot,
+                &cache.security,
+                &config,
+                name,
+                confirm,
+                &mut out,
+                &mut std::io::stderr(),
+            )?;
+            code
+        }
+        Some(Command::Untrust { name }) => {
+            trust::untrust(&config, name, &mut out, &mut std::io::stderr())?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;

@@ -8,8 +8,9 @@ use crate::config::MAX_QUERY_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::files::{self, FileError, Limit, Listing};
 use crate::skill::Skill;
+use crate::snapshot::{Why, Withheld};
 use crate::spec;
-use crate::text::printable;
+use crate::text::{plural, printable};
 
 /// The first lines of the tool description.
 pub const DESCRIPTION_HEADER: &str =
@@ -236,6 +237,28 @@ pub fn broken(query: &str, diagnostic: &Diagnostic) -> String {
         diagnostic.location(),
         diagnostic.message
     )
+}
+
+/// The answer when the skill is loaded but withheld (quarantined): what
+/// was found, and that only the user can release it.
+pub fn withheld(withheld: &Withheld) -> String {
+    let skill = &withheld.skill;
+    match &withheld.why {
+        Why::Quarantined(report) => {
+            let mut errors = report.errors();
+            let reason = errors.next().map_or_else(String::new, |f| {
+                format!(": {}: {}", f.short(), f.finding.message)
+            });
+            let more = match errors.count() {
+                0 => String::new(),
+                n => format!(" (and {n} more finding{})", plural(n)),
+            };
+            format!(
+                "Skill '{}' is quarantined{reason}{more}. It comes from a {} folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust {}`. Do not look for its files elsewhere; tell the user.",
+                skill.name, skill.source, skill.name
+            )
+        }
+    }
 }
 
 /// The answer when the `name` argument is missing, empty or not a string;

@@ -2,33 +2,128 @@
 //! §3.3).
 //!
 //! A snapshot is never changed after [`Snapshot::build`]; a refresh builds a new
-//! one and swaps it in. Collisions are settled here: names compare
+//! one and swaps it in. Skills that must not be served (quarantined ones) are
+//! withheld first, so that they take part in no collision: a same-named skill
+//! is served instead. Collisions are settled next: names compare
 //! case-insensitively, the skill from the higher-precedence root wins, and the
 //! other is kept as shadowed (with a diagnostic) so that `list --all` and
-//! `check` can show it.
+//! `check` can show it. Withheld skills are kept too, with the reason.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::approvals;
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
-use crate::scan::{self, Cache, Dirs, Failed, Found, Scan};
+use crate::scan::{self, Dirs, Failed, Found, Scan};
 use crate::search::SearchIndex;
+use crate::security::{self, Candidate, Report, Verdict};
 use crate::skill::Skill;
 
-/// Scans everything `config` points at, reusing and refilling `cache`.
+/// What one load keeps for the next: the parsed frontmatter and the
+/// security reports, each valid while the files are unchanged.
+#[derive(Default)]
+pub struct Cache {
+    pub scan: scan::Cache,
+    pub security: security::Cache,
+}
+
+/// Scans everything `config` points at, reusing and refilling `cache`,
+/// and withholds the skills the security screening quarantines.
 /// `previous`, the snapshot this one replaces, lends its index when nothing
 /// changed.
 pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> Snapshot {
     let mut roots = roots::roots(config);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
-    let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
+    let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
     scan.diagnostics.extend(plugins.diagnostics);
-    Snapshot::build(roots, scan, previous)
+    let candidates: Vec<Candidate> = scan
+        .skills
+        .iter()
+        .map(|found| Candidate {
+            dir: &found.dir,
+            file: &found.file,
+            source: roots[found.root].source,
+            name: &found.parsed.name,
+            description: &found.parsed.description,
+        })
+        .collect();
+    let approvals = approvals_file(config);
+    let screened = security::screen(&candidates, approvals.as_deref(), &mut cache.security);
+    scan.diagnostics.extend(screened.diagnostics);
+    let withheld = screened
+        .verdicts
+        .into_iter()
+        .map(|verdict| match verdict {
+            Verdict::Quarantined(report) => Some(Why::Quarantined(report)),
+            Verdict::Own | Verdict::Clean(_) | Verdict::Approved(_) => None,
+        })
+        .collect();
+    let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
+    snapshot.screened_dirs = screened.folders;
+    snapshot
+}
+
+/// Where the user's approvals of quarantined skills are kept, when there
+/// is a config folder.
+pub fn approvals_file(config: &Config) -> Option<PathBuf> {
+    config.folders.config.as_deref().map(approvals::file_in)
+}
+
+/// Why a skill that was found and loaded is not served.
+#[derive(Clone, Debug)]
+pub enum Why {
+    /// From a source that is not the user's own, with an error-level
+    /// security finding, and not approved as it is now.
+    Quarantined(Arc<Report>),
+}
+
+/// A skill that is loaded but not served: it takes part in no collision,
+/// and a call that names it is told why.
+#[derive(Clone, Debug)]
+pub struct Withheld {
+    pub skill: Skill,
+    pub why: Why,
+}
+
+impl Withheld {
+    /// The diagnostic `check` reports and the server logs.
+    fn diagnostic(&self) -> Diagnostic {
+        match &self.why {
+            Why::Quarantined(report) => {
+                let mut errors = report.errors();
+                let first = errors.next();
+                let more = errors.count();
+                let reason = first.map_or_else(String::new, |f| {
+                    format!(
+                        ": {}: {}{}",
+                        f.short(),
+                        f.finding.message,
+                        match more {
+                            0 => String::new(),
+                            n => format!(" (and {n} more error{})", crate::text::plural(n)),
+                        }
+                    )
+                });
+                Finding::error(
+                    Code::Quarantined,
+                    format!(
+                        "skill '{}' from a {} folder is quarantined, not served{reason}",
+                        self.skill.name, self.skill.source
+                    ),
+                    format!(
+                        "review its files (`skillserve check --security` lists every finding); to serve this version, run `skillserve trust {}`",
+                        self.skill.name
+                    ),
+                )
+                .at(&self.skill.file)
+            }
+        }
+    }
 }
 
 /// A skill that lost a name collision.
@@ -48,6 +143,10 @@ struct Index {
     /// plugin), then by name.
     skills: Vec<Skill>,
     shadowed: Vec<Shadowed>,
+    /// Skills not served, in precedence order.
+    withheld: Vec<Withheld>,
+    /// Lowercased full names and folder names → index in `withheld`.
+    withheld_by_name: HashMap<String, usize>,
     /// Lowercased full name → index in `skills`.
     by_name: HashMap<String, usize>,
     /// Lowercased short names and folder names that differ from the full
@@ -56,11 +155,12 @@ struct Index {
     /// The words of names and descriptions, for the search on a miss: built
     /// on first use ([`Snapshot::prepare_search`]), once per index.
     search: OnceLock<SearchIndex>,
-    /// The `shadowed` diagnostics.
+    /// The `shadowed` and `quarantined` diagnostics.
     shadowing: Vec<Diagnostic>,
-    /// What the index was built from: per skill found, its root and the
-    /// address of its parsed frontmatter (shared through the scan's cache).
-    fingerprint: Vec<(usize, usize)>,
+    /// What the index was built from: per skill found, its root, the
+    /// address of its parsed frontmatter (shared through the scan's cache)
+    /// and, when it is withheld, the address of the reason (0 otherwise).
+    fingerprint: Vec<(usize, usize, usize)>,
 }
 
 /// The immutable result of one scan.
@@ -82,14 +182,25 @@ pub struct Snapshot {
     /// name a call would use for them (the folder name, `plugin:folder` for
     /// plugin skills).
     failed: HashMap<String, Failed>,
+    /// The folders holding the files of the skills that were scanned
+    /// before being served (those not the user's own): any change in them
+    /// may quarantine a skill or release it.
+    pub screened_dirs: Vec<PathBuf>,
 }
 
 impl Snapshot {
-    /// Settles collisions and indexes the skills of `scan`, whose roots are
-    /// `roots`. When `previous` was built from the same roots and the same
-    /// parsed files (a refresh of an unchanged tree), its index is shared
-    /// instead of rebuilt.
-    pub fn build(roots: Vec<Root>, scan: Scan, previous: Option<&Snapshot>) -> Snapshot {
+    /// Withholds the skills `withheld` gives a reason for (parallel to the
+    /// scan's skills; missing entries mean served), settles collisions
+    /// among the rest and indexes the skills of `scan`, whose roots are
+    /// `roots`. When `previous` was built from the same roots, the same
+    /// parsed files and the same reasons (a refresh of an unchanged tree),
+    /// its index is shared instead of rebuilt.
+    pub fn build(
+        roots: Vec<Root>,
+        scan: Scan,
+        withheld: Vec<Option<Why>>,
+        previous: Option<&Snapshot>,
+    ) -> Snapshot {
         let Scan {
             skills: found,
             mut diagnostics,
@@ -107,9 +218,18 @@ impl Snapshot {
                 (name.to_lowercase(), f)
             })
             .collect();
-        let fingerprint: Vec<(usize, usize)> = found
+        let mut withheld = withheld;
+        withheld.resize(found.len(), None);
+        let fingerprint: Vec<(usize, usize, usize)> = found
             .iter()
-            .map(|f| (f.root, Arc::as_ptr(&f.parsed) as usize))
+            .zip(&withheld)
+            .map(|(f, why)| {
+                let why = match why {
+                    None => 0,
+                    Some(Why::Quarantined(report)) => Arc::as_ptr(report) as usize,
+                };
+                (f.root, Arc::as_ptr(&f.parsed) as usize, why)
+            })
             .collect();
         // The previous snapshot holds its parsed files, so an equal address
         // is the same allocation: the same file, unchanged.
@@ -119,7 +239,7 @@ impl Snapshot {
             {
                 Arc::clone(&previous.index)
             }
-            _ => Arc::new(Index::build(&roots, found, fingerprint)),
+            _ => Arc::new(Index::build(&roots, found, withheld, fingerprint)),
         };
         diagnostics.extend(index.shadowing.iter().cloned());
         Snapshot {
@@ -131,6 +251,7 @@ impl Snapshot {
             files_parsed,
             dirs,
             failed,
+            screened_dirs: Vec::new(),
         }
     }
 
@@ -164,6 +285,21 @@ impl Snapshot {
     /// Skills that lost a name collision, in precedence order.
     pub fn shadowed(&self) -> &[Shadowed] {
         &self.index.shadowed
+    }
+
+    /// Skills that are loaded but not served, in precedence order.
+    pub fn withheld(&self) -> &[Withheld] {
+        &self.index.withheld
+    }
+
+    /// The withheld skill a call for `lowercase_name` (its full name or
+    /// its folder's name) meant, when no served skill has the name.
+    pub fn withheld_named(&self, lowercase_name: &str) -> Option<&Withheld> {
+        let index = &self.index;
+        index
+            .withheld_by_name
+            .get(lowercase_name)
+            .map(|&i| &index.withheld[i])
     }
 
     /// The skill whose full name is `lowercase_name`.
@@ -223,7 +359,12 @@ impl Snapshot {
 }
 
 impl Index {
-    fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
+    fn build(
+        roots: &[Root],
+        found: Vec<Found>,
+        withheld: Vec<Option<Why>>,
+        fingerprint: Vec<(usize, usize, usize)>,
+    ) -> Index {
         let root_paths: Vec<Arc<Path>> =
             roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
         // Each winner with its lowercased name, computed once: a rescan of
@@ -232,7 +373,8 @@ impl Index {
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
         let mut shadowing = Vec::new();
-        for found in found {
+        let mut held = Vec::new();
+        for (found, why) in found.into_iter().zip(withheld) {
             let root = &roots[found.root];
             let skill = Skill {
                 name: full_name(&found.parsed.name, root.plugin.as_deref()),
@@ -244,6 +386,12 @@ impl Index {
                 fence: root.fence.clone(),
                 parsed: found.parsed,
             };
+            if let Some(why) = why {
+                let withheld = Withheld { skill, why };
+                shadowing.push(withheld.diagnostic());
+                held.push(withheld);
+                continue;
+            }
             let key = skill.name.to_lowercase();
             match taken.get(&key) {
                 Some(&winner) => {
@@ -291,10 +439,21 @@ impl Index {
             skills.push(skill);
         }
 
+        let mut withheld_by_name = HashMap::new();
+        for (index, withheld) in held.iter().enumerate() {
+            let skill = &withheld.skill;
+            // The first (highest precedence) of a name wins, as for calls.
+            for key in [skill.name.to_lowercase(), skill.folder().to_lowercase()] {
+                withheld_by_name.entry(key).or_insert(index);
+            }
+        }
+
         Index {
             search: OnceLock::new(),
             skills,
             shadowed,
+            withheld: held,
+            withheld_by_name,
             by_name,
             by_short,
             shadowing,
@@ -360,11 +519,17 @@ mod tests {
             Source::User,
             Layout::Folders,
         )];
-        let mut cache = Cache::default();
-        let first = Snapshot::build(roots.clone(), scan(&roots, 1 << 20, &mut cache), None);
+        let mut cache = scan::Cache::default();
+        let first = Snapshot::build(
+            roots.clone(),
+            scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
+            None,
+        );
         let same = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&first),
         );
         assert!(same.same_skills(&first));
@@ -373,6 +538,7 @@ mod tests {
         let changed = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&same),
         );
         assert!(!changed.same_skills(&same));
@@ -382,6 +548,7 @@ mod tests {
         let fewer = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&changed),
         );
         assert!(!fewer.same_skills(&changed));

@@ -18,8 +18,7 @@ use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
 use crate::files::Files;
 use crate::render;
-use crate::scan::Cache;
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot::{self, Cache, Snapshot};
 use crate::uri;
 
 /// What the server serves now: a snapshot and the tool description rendered

@@ -23,13 +23,13 @@ const LAYERS: &[&[&str]] = &[
         "text",
     ],
     &["config", "disk"],
-    &["contents", "parse", "roots"],
+    &["approvals", "contents", "parse", "roots"],
     &["files", "plugins", "skill"],
-    &["scan", "search"],
+    &["scan", "search", "security"],
     &["snapshot"],
     &["render", "resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server"],
+    &["commands", "import", "server", "trust"],
     &["cli"],
 ];
 

@@ -155,7 +155,7 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
             .collect(),
         ..Scan::default()
     };
-    Snapshot::build(vec![root], scan, None)
+    Snapshot::build(vec![root], scan, Vec::new(), None)
 }
 
 proptest! {
