@@ -65,6 +65,7 @@ pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> 
         .collect();
     let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
     snapshot.screened_dirs = screened.folders;
+    snapshot.skills_scanned = screened.scanned;
     snapshot
 }
 
@@ -176,6 +177,9 @@ pub struct Snapshot {
     pub per_root: Vec<usize>,
     /// SKILL.md files the scan opened (the rest came from the cache).
     pub files_parsed: usize,
+    /// Skills whose files the security scan read before serving them (the
+    /// other reports came from the cache).
+    pub skills_scanned: usize,
     /// The directories the scan looked at (what the watcher watches).
     pub dirs: Dirs,
     /// Skill folders whose `SKILL.md` could not be loaded, by the lowercased
@@ -252,6 +256,7 @@ impl Snapshot {
             dirs,
             failed,
             screened_dirs: Vec::new(),
+            skills_scanned: 0,
         }
     }
 

@@ -1,5 +1,6 @@
 //! Small text helpers shared by the commands, `import` and the server: text
-//! safe to print, plurals, the kind of a JSON value in words.
+//! safe to print, plurals, the kind of a JSON value in words, times as
+//! RFC 3339.
 
 use std::borrow::Cow;
 

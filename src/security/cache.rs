@@ -22,6 +22,8 @@ const PARALLEL_FROM: usize = 8;
 pub struct Cache {
     files: Files,
     entries: HashMap<PathBuf, Arc<Entry>>,
+    /// How many skills the last [`Cache::reports`] scanned.
+    scanned: usize,
     pub(super) approvals: Option<ApprovalsRead>,
 }
 
@@ -51,6 +53,7 @@ impl Default for Cache {
             // by this value.
             files: Files::new(crate::config::DEFAULT_MAX_FILE_BYTES),
             entries: HashMap::new(),
+            scanned: 0,
             approvals: None,
         }
     }
@@ -76,6 +79,7 @@ impl Cache {
             })
             .collect();
         let misses: Vec<usize> = (0..dirs.len()).filter(|&i| reports[i].is_none()).collect();
+        self.scanned = misses.len();
         let scan = |part: &[usize], _: usize| -> Vec<(usize, Scanned)> {
             part.iter()
                 .map(|&i| (i, scan_listed(dirs[i], &listings[i])))
@@ -114,6 +118,12 @@ impl Cache {
             .into_iter()
             .map(|r| r.expect("every report was kept or scanned"))
             .collect()
+    }
+
+    /// How many skills the last [`Cache::reports`] scanned: the others'
+    /// reports were kept, and none of their files was read.
+    pub fn scanned(&self) -> usize {
+        self.scanned
     }
 
     /// The report of `dir` (asked for in the last [`Cache::reports`]) with
@@ -196,7 +206,9 @@ mod tests {
         std::fs::write(skill.join("scripts/run.sh"), "echo hi\n").unwrap();
         let mut cache = Cache::default();
         let first = cache.reports(&[&skill]);
+        assert_eq!(cache.scanned(), 1);
         let again = cache.reports(&[&skill]);
+        assert_eq!(cache.scanned(), 0);
         assert!(Arc::ptr_eq(&first[0], &again[0]));
         assert!(!first[0].has_errors());
         assert_eq!(

@@ -33,32 +33,194 @@
 //! next), lowercased, with invisible characters removed so that a
 //! zero-width space cannot split `curl` from view of the rule.
 
+use std::sync::OnceLock;
+
+use memchr::memmem::Finder;
+
 use crate::diagnostic::{Code, Finding, Severity};
 
 use super::markdown::{Hidden, Place};
 use super::{Kind, shown};
 
 pub(super) fn scan(text: &str, kind: Kind, hidden: &[Hidden], out: &mut Vec<Finding>) {
-    let lines = logical_lines(text);
-    let sends = kind == Kind::Script && lines.iter().any(|l| sends(&l.lower));
-    for line in &lines {
+    // Most files hold none of the words any rule looks for: one pass over
+    // the whole text (per word) decides which rules run at all, and then
+    // only on the lines that hold one of their words (measured: asking
+    // every line for every word cost four fifths of the scan).
+    let whole = normalized(text);
+    let holds =
+        |text: &str, finders: &[Finder]| finders.iter().any(|f| f.find(text.as_bytes()).is_some());
+    let rules: Vec<(Rule, &[Finder])> = RULES
+        .iter()
+        .zip(finders())
+        .filter(|(_, finders)| holds(&whole, finders))
+        .map(|(rule, finders)| (*rule, finders.as_slice()))
+        .collect();
+    if rules.is_empty() {
+        return;
+    }
+    let sends = kind == Kind::Script && sends(&whole);
+    for line in &logical_lines(text) {
         let place = hidden
             .iter()
             .find(|h| h.first <= line.number && line.number <= h.last)
             .map(|h| h.place);
         let context = Context { kind, place, sends };
-        for finding in [
-            download_to_shell(line, &context),
-            base64_exec(line, &context),
-            credential_access(line, &context),
-            startup_write(line, &context),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            out.push(finding.on_line(line.number));
+        for (rule, finders) in &rules {
+            if holds(&line.lower, finders)
+                && let Some(finding) = (rule.check)(line, &context)
+            {
+                out.push(finding.on_line(line.number));
+            }
         }
     }
+}
+
+/// A rule of this module: the words a line must hold for it to apply, and
+/// the check.
+#[derive(Clone, Copy)]
+struct Rule {
+    words: &'static [&'static str],
+    check: fn(&Line, &Context) -> Option<Finding>,
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        words: &[
+            "curl",
+            "wget",
+            "fetch",
+            "iwr",
+            "irm",
+            "invoke-webrequest",
+            "invoke-restmethod",
+            "aria2c",
+            "lwp-download",
+            "downloadstring",
+            "urlopen",
+            "requests.get(",
+            "httpx.get(",
+            "urllib.request",
+            "axios.get(",
+            "http.get(",
+            "https.get(",
+            "urlretrieve(",
+        ],
+        check: download_to_shell,
+    },
+    Rule {
+        words: &[
+            "base64",
+            "b64decode",
+            "decodebytes",
+            "atob(",
+            "frombase64string",
+            "powershell",
+            "pwsh",
+            "xxd",
+            "certutil",
+            "bytes.fromhex",
+            "codecs.decode",
+            "zlib.decompress",
+            "marshal.loads",
+            "a85decode",
+            "b32decode",
+            "decode64",
+            ".unpack(\"m",
+        ],
+        check: base64_exec,
+    },
+    Rule {
+        words: CREDENTIAL_WORDS,
+        check: credential_access,
+    },
+    Rule {
+        words: STARTUP_WORDS,
+        check: startup_write,
+    },
+];
+
+/// The words of [`CREDENTIALS`].
+const CREDENTIAL_WORDS: &[&str] = &[
+    ".ssh/id_",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".ssh/identity",
+    ".aws/credentials",
+    "netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".npmrc",
+    ".pypirc",
+    "gh/hosts.yml",
+    ".gnupg/",
+    ".password-store",
+    "cookies",
+    "login data",
+    "logins.json",
+    "key4.db",
+    "keychain",
+    "find-generic-password",
+    "find-internet-password",
+    "secret-tool lookup",
+    "/etc/shadow",
+    "wallet.dat",
+];
+
+/// The words of [`STARTUP`], and the commands that schedule.
+const STARTUP_WORDS: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    "config.fish",
+    "/etc/profile",
+    "bash.bashrc",
+    "/etc/environment",
+    "$profile",
+    "powershell_profile",
+    "authorized_keys",
+    "/etc/cron",
+    "/var/spool/cron",
+    "launchagents",
+    "launchdaemons",
+    "autostart",
+    "rc.local",
+    "systemd",
+    "crontab",
+    "launchctl",
+];
+
+/// The words of each of [`RULES`] as searchers built once: looking for every
+/// word in every file is most of the scan's cost, and `str::contains` built
+/// a searcher per call (with this, `check --security` of a 15 MB repository
+/// went from about 0.22 to 0.16 s of CPU, measured).
+fn finders() -> &'static [Vec<Finder<'static>>] {
+    static FINDERS: OnceLock<Vec<Vec<Finder<'static>>>> = OnceLock::new();
+    FINDERS.get_or_init(|| {
+        RULES
+            .iter()
+            .map(|rule| rule.words.iter().map(Finder::new).collect())
+            .collect()
+    })
+}
+
+/// `text` lowercased (ASCII letters), with invisible characters dropped.
+fn normalized(text: &str) -> String {
+    if !super::unicode::has_invisible(text) {
+        return text.to_ascii_lowercase();
+    }
+    text.chars()
+        .filter(|&c| !super::unicode::is_invisible(c))
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 /// Where a line is.
@@ -102,11 +264,7 @@ fn logical_lines(text: &str) -> Vec<Line> {
             lower: String::new(),
         });
         line.text.push_str(part);
-        line.lower.extend(
-            part.chars()
-                .filter(|&c| !super::unicode::is_invisible(c))
-                .map(|c| c.to_ascii_lowercase()),
-        );
+        line.lower.push_str(&normalized(part));
         if continues {
             line.text.push(' ');
             line.lower.push(' ');
@@ -470,14 +628,6 @@ fn classify_url(line: &str) -> Url {
 }
 
 fn download_to_shell(line: &Line, context: &Context) -> Option<Finding> {
-    if !DOWNLOADERS.iter().any(|d| line.lower.contains(d))
-        && !line.lower.contains("downloadstring")
-        && !line.lower.contains("urlopen")
-        && !line.lower.contains("fetch(")
-        && !line.lower.contains("requests.get(")
-    {
-        return None;
-    }
     let runner = download_runner(&line.lower)?;
     let url = classify_url(&line.lower);
     let known = matches!(url, Url::Known(_));

@@ -49,8 +49,14 @@ pub(super) struct Hidden {
 const MAX_COMMENT_CHARS: usize = 64 * 1024;
 
 pub(super) fn scan(text: &str, kind: Kind, out: &mut Vec<Finding>) -> Vec<Hidden> {
-    let lines: Vec<&str> = text.lines().collect();
     let mut hidden = Vec::new();
+    // Most files have neither comments nor host-run commands.
+    let has_comments = text.contains("<!--") || text.contains("]:");
+    let has_commands = kind == Kind::Instructions && (text.contains("!`") || text.contains("```!"));
+    if !has_comments && !has_commands {
+        return hidden;
+    }
+    let lines: Vec<&str> = text.lines().collect();
     for comment in comments(&lines) {
         hidden.push(Hidden {
             first: comment.first,
@@ -61,7 +67,7 @@ pub(super) fn scan(text: &str, kind: Kind, out: &mut Vec<Finding>) -> Vec<Hidden
             out.push(finding.on_line(comment.first));
         }
     }
-    if kind == Kind::Instructions {
+    if has_commands {
         for command in host_commands(&lines) {
             hidden.push(Hidden {
                 first: command.first,

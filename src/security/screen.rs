@@ -54,6 +54,8 @@ pub struct Screened {
     /// The folders holding the files of every scanned skill: a change in
     /// any of them may change a verdict.
     pub folders: Vec<PathBuf>,
+    /// Skills whose files were read (the other reports came from the cache).
+    pub scanned: usize,
 }
 
 /// Screens `candidates` (every skill of a load, in order), with the
@@ -71,6 +73,7 @@ pub fn screen(
         .collect();
     let dirs: Vec<&Path> = scanned.iter().map(|&i| candidates[i].dir).collect();
     let reports = cache.reports(&dirs);
+    screened.scanned = cache.scanned();
     let names = Names::new(candidates.iter().map(|c| c.name));
     screened.verdicts = vec![Verdict::Own; candidates.len()];
     for (&i, report) in scanned.iter().zip(reports) {

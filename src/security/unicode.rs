@@ -25,7 +25,23 @@ use super::{Kind, shown};
 /// Whether `c` is drawn as nothing: zero-width characters, word joiners,
 /// invisible operators, bidirectional marks and controls, tag characters.
 pub(super) fn is_invisible(c: char) -> bool {
+    // Most text is below the first of them.
+    if c < '\u{61c}' {
+        return false;
+    }
     is_zero_width(c) || is_bidi(c) || is_tag(c) || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// Whether `text` holds an invisible character ([`is_invisible`]). Looks
+/// only at the bytes that can start one (their UTF-8 forms start with
+/// `D8`, `E1`, `E2`, `EF` or `F3`), so that most non-ASCII text is passed
+/// over without decoding it.
+pub(super) fn has_invisible(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // Each of these bytes starts a character, so `at` is a char boundary.
+    let invisible_at = |at: usize| text[at..].chars().next().is_some_and(is_invisible);
+    memchr::memchr3_iter(0xe2, 0xef, 0xf3, bytes).any(invisible_at)
+        || memchr::memchr2_iter(0xd8, 0xe1, bytes).any(invisible_at)
 }
 
 fn is_tag(c: char) -> bool {
@@ -62,8 +78,8 @@ fn is_word_char(c: char) -> bool {
 const HIDDEN_RUN: usize = 4;
 
 pub(super) fn scan(text: &str, kind: Kind, out: &mut Vec<Finding>) {
-    // Everything these rules look for is outside ASCII.
-    if text.is_ascii() {
+    // Everything these rules look for is invisible.
+    if !has_invisible(text) {
         return;
     }
     let strict = if kind.is_strict() {

@@ -305,8 +305,9 @@ fn log_refresh(
         );
     } else {
         tracing::debug!(
-            "refresh: no change ({skills} skills, {} files parsed) in {elapsed_ms:.1} ms",
+            "refresh: no change ({skills} skills, {} files parsed, {} skills scanned) in {elapsed_ms:.1} ms",
             current.snapshot.files_parsed,
+            current.snapshot.skills_scanned,
         );
     }
 }

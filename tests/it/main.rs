@@ -19,5 +19,6 @@ mod properties;
 mod refresh;
 mod resources;
 mod search;
+mod security;
 mod server;
 mod trust;
