@@ -16,52 +16,93 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::files::Files;
 use crate::lint;
-use crate::render;
+use crate::render::{self, Base};
 use crate::roots::Source;
 use crate::security::{self, FileFinding, Names, Report};
 use crate::skill::Skill;
-use crate::snapshot::{Snapshot, Why, Withheld};
+use crate::snapshot::{Shadowed, Snapshot, Why, Withheld};
 use crate::text::{plural, printable};
 
 /// Longest description shown under a skill in `list`.
 const LIST_DESCRIPTION_CHARS: usize = 160;
+
+/// How a command prints its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Lines for a person at a terminal.
+    Text,
+    /// One JSON document, for scripts.
+    Json,
+}
+
+impl Format {
+    /// JSON when `--json` was given.
+    pub fn of(json: bool) -> Format {
+        if json { Format::Json } else { Format::Text }
+    }
+}
+
+/// What `skillserve list` shows.
+#[derive(Clone, Copy, Debug)]
+pub struct ListOptions {
+    pub format: Format,
+    /// Also the skills hidden by a same-named skill and those not served
+    /// (quarantined), with the reason (`--all`).
+    pub all: bool,
+}
 
 /// `skillserve list [--json] [--all]`. The problem count is `check`'s, and
 /// problems with the skills folders themselves are named.
 pub fn list(
     snapshot: &Snapshot,
     max_file_bytes: u64,
-    json: bool,
-    all: bool,
+    options: ListOptions,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let shadowed = if all { snapshot.shadowed() } else { &[] };
-    let withheld = if all { snapshot.withheld() } else { &[] };
-    if json {
-        let mut items: Vec<ListItem> = snapshot
-            .skills()
-            .iter()
-            .map(|s| ListItem::new(s, None))
-            .collect();
-        items.extend(
-            shadowed
-                .iter()
-                .map(|s| ListItem::new(&s.skill, Some(&s.by))),
-        );
-        items.extend(withheld.iter().map(ListItem::withheld));
-        serde_json::to_writer_pretty(&mut *out, &items)?;
-        writeln!(out)?;
-        return Ok(ExitCode::Success);
+    let (shadowed, withheld) = if options.all {
+        (snapshot.shadowed(), snapshot.withheld())
+    } else {
+        (&[][..], &[][..])
+    };
+    match options.format {
+        Format::Json => list_json(snapshot, shadowed, withheld, out)?,
+        Format::Text => {
+            list_text(snapshot, shadowed, withheld, out)?;
+            list_summary(snapshot, max_file_bytes, options.all, out)?;
+        }
     }
+    Ok(ExitCode::Success)
+}
 
-    let skills: Vec<&Skill> = snapshot
+fn list_json(
+    snapshot: &Snapshot,
+    shadowed: &[Shadowed],
+    withheld: &[Withheld],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let served = snapshot.skills().iter().map(|s| ListItem::new(s, None));
+    let hidden = shadowed
+        .iter()
+        .map(|s| ListItem::new(&s.skill, Some(&s.by)));
+    let held = withheld.iter().map(ListItem::withheld);
+    let items: Vec<ListItem> = served.chain(hidden).chain(held).collect();
+    serde_json::to_writer_pretty(&mut *out, &items)?;
+    writeln!(out)
+}
+
+/// Each skill, then those `shadowed`, then those `withheld` with the
+/// reason, with names in one column.
+fn list_text(
+    snapshot: &Snapshot,
+    shadowed: &[Shadowed],
+    withheld: &[Withheld],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let width = snapshot
         .skills()
         .iter()
         .chain(shadowed.iter().map(|s| &s.skill))
         .chain(withheld.iter().map(|w| &w.skill))
-        .collect();
-    let width = skills
-        .iter()
         .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(0)
@@ -105,28 +146,39 @@ pub fn list(
             }
         }
     }
-    if snapshot.skills().is_empty() {
+    Ok(())
+}
+
+/// The count of skills by source (or where nothing was found), problems
+/// with the skills folders, and `check`'s count of problems.
+fn list_summary(
+    snapshot: &Snapshot,
+    max_file_bytes: u64,
+    all: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let served = snapshot.skills().len();
+    if served == 0 {
         writeln!(out, "No skills found. Looked in:")?;
         for root in &snapshot.roots {
             writeln!(out, "  {:<8} {}", root.source, root.path.display())?;
         }
     } else {
+        let hidden = match snapshot.shadowed().len() {
+            0 => String::new(),
+            n if all => format!("; {n} hidden"),
+            n => format!("; {n} hidden (see --all)"),
+        };
+        let quarantined = match snapshot.withheld().len() {
+            0 => String::new(),
+            n if all => format!("; {n} quarantined"),
+            n => format!("; {n} quarantined (see --all)"),
+        };
         writeln!(
             out,
-            "\n{} skill{} ({}){}{}",
-            snapshot.skills().len(),
-            plural(snapshot.skills().len()),
+            "\n{served} skill{} ({}){hidden}{quarantined}",
+            plural(served),
             snapshot.count_by_source(),
-            match snapshot.shadowed().len() {
-                0 => String::new(),
-                n if all => format!("; {n} hidden"),
-                n => format!("; {n} hidden (see --all)"),
-            },
-            match snapshot.withheld().len() {
-                0 => String::new(),
-                n if all => format!("; {n} quarantined"),
-                n => format!("; {n} quarantined (see --all)"),
-            }
         )?;
     }
     let report = report(snapshot, max_file_bytes);
@@ -137,7 +189,7 @@ pub fn list(
     if counts.any() {
         writeln!(out, "{counts}; run `skillserve check` for details")?;
     }
-    Ok(ExitCode::Success)
+    Ok(())
 }
 
 /// `skillserve list --description`: the `skill` tool's description exactly as
@@ -355,8 +407,14 @@ pub fn show(
 ) -> io::Result<ExitCode> {
     let files = Files::new(max_file_bytes);
     let answer = match file {
-        None => answer::answer(snapshot, name, &Contents::new(max_file_bytes), &files),
-        Some(file) => match answer::answer_file(snapshot, name, file, &files) {
+        None => answer::answer(
+            snapshot,
+            name,
+            &Contents::new(max_file_bytes),
+            &files,
+            Base::Path,
+        ),
+        Some(file) => match answer::answer_file(snapshot, name, file, &files, Base::Path) {
             FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
                 return write_blocks(out, [text]).map(|()| ExitCode::Success);
             }
@@ -396,7 +454,7 @@ fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -
 pub fn check(
     snapshot: &Snapshot,
     max_file_bytes: u64,
-    json: bool,
+    format: Format,
     security: Option<&mut security::Cache>,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
@@ -413,7 +471,7 @@ pub fn check(
         ExitCode::Success
     };
 
-    if json {
+    if format == Format::Json {
         sort_by_file(&mut diagnostics);
         let mut report = json!({
             "skills": snapshot.skills().len(),

@@ -4,13 +4,14 @@ use std::io::{IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
-use skillserve::cli::{Cli, Command, UsageError};
-use skillserve::commands;
+use skillserve::cli::{Cli, Command, TokenCommand, UsageError};
+use skillserve::commands::{self, Format, ListOptions};
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
 use skillserve::server::{self, Stop};
 use skillserve::snapshot::{self, Cache};
+use skillserve::tokens;
 use skillserve::trust::{self, Confirm};
 
 fn main() {
@@ -65,7 +66,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     for warning in warnings {
         tracing::warn!("{warning}");
     }
-    let options = cli.serve_options()?;
+    let options = cli.serve_options_with_http(&env)?;
 
     let load = || snapshot::load(&config, &mut Cache::default(), None);
     let stdout = std::io::stdout();
@@ -73,7 +74,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
-            if std::io::stdin().is_terminal() {
+            if config.user && config.home.is_some() {
+                // Which variable gave the home folder (on Windows HOME may be
+                // passed over for USERPROFILE); none is already a warning.
+                tracing::info!("home folder: {}", env.home.describe());
+            }
+            if options.http.is_none() && std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
@@ -85,7 +91,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             description: true, ..
         }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
         Some(Command::List { json, all, .. }) => {
-            commands::list(&load(), config.max_file_bytes, *json, *all, &mut out)?
+            let options = ListOptions {
+                format: Format::of(*json),
+                all: *all,
+            };
+            commands::list(&load(), config.max_file_bytes, options, &mut out)?
         }
         Some(Command::Show { name, file }) => commands::show(
             &load(),
@@ -99,7 +109,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut cache = Cache::default();
             let snapshot = snapshot::load(&config, &mut cache, None);
             let scan = security.then_some(&mut cache.security);
-            commands::check(&snapshot, config.max_file_bytes, *json, scan, &mut out)?
+            let format = Format::of(*json);
+            commands::check(&snapshot, config.max_file_bytes, format, scan, &mut out)?
         }
         Some(Command::Trust { list: true, .. }) => {
             let mut cache = Cache::default();
@@ -125,7 +136,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Confirm::No
             };
             let name = name.as_deref().unwrap_or_default();
-            let code = trust::trust(
+            trust::trust(
                 &snapshot,
                 &cache.security,
                 &config,
@@ -133,8 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 confirm,
                 &mut out,
                 &mut std::io::stderr(),
-            )?;
-            code
+            )?
         }
         Some(Command::Untrust { name }) => {
             trust::untrust(&config, name, &mut out, &mut std::io::stderr())?
@@ -149,6 +159,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     out.flush()?;
                     eprintln!("skillserve: {err}");
                     err.exit_code()
+                }
+            }
+        }
+        Some(Command::Token(command)) => {
+            let path = command.file(&env, &config)?;
+            let TokenCommand::New { label, .. } = command;
+            match tokens::add(&path, label) {
+                Ok(token) => {
+                    writeln!(out, "{token}")?;
+                    out.flush()?;
+                    eprintln!(
+                        "Added token `{label}` to {} (only its SHA-256 is kept: copy the token now, it is not shown again).\nClients send it as `Authorization: Bearer <token>`; delete its line to revoke it.",
+                        path.display()
+                    );
+                    ExitCode::Success
+                }
+                Err(err) => {
+                    eprintln!("skillserve: {err}");
+                    ExitCode::Failure
                 }
             }
         }

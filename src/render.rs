@@ -170,13 +170,32 @@ fn more_line(count: usize) -> String {
     )
 }
 
-/// The answer to a successful call: the header, a blank line, then SKILL.md
-/// exactly as read.
-pub fn loading(skill: &Skill, content: &str) -> String {
+/// How answers name a skill's folder (the `Base directory` line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Base {
+    /// Its path on this machine: the client runs here (stdio, `show`).
+    #[default]
+    Path,
+    /// Its `skill://` URI, and how to read its files: the client is remote
+    /// (`serve --http`) and cannot open this machine's paths, so no answer
+    /// names one.
+    Uri,
+}
+
+/// The `Base directory` line's value for a remote client, given the skill
+/// folder's `skill://` URI.
+pub fn remote_base_directory(uri: &str) -> String {
     format!(
-        "Loading: {}\nBase directory: {}\n\n{content}",
+        "{uri}/ (this server is remote: read the skill's files with the skill tool's \"file\" argument)"
+    )
+}
+
+/// The answer to a successful call: the header, a blank line, then SKILL.md
+/// exactly as read. `base` is the `Base directory` line's value.
+pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
+    format!(
+        "Loading: {}\nBase directory: {base}\n\n{content}",
         skill.name,
-        skill.dir.display()
     )
 }
 
@@ -231,10 +250,14 @@ pub fn ambiguous(query: &str, matches: &[&Skill]) -> String {
 
 /// The answer when the skill's folder exists but its `SKILL.md` could not be
 /// loaded: where and why, so that the model can tell the user.
-pub fn broken(query: &str, diagnostic: &Diagnostic) -> String {
+pub fn broken(query: &str, diagnostic: &Diagnostic, base: Base) -> String {
+    let location = match base {
+        Base::Path => diagnostic.location(),
+        // The folder and file names only: `pdf/SKILL.md:3`.
+        Base::Uri => diagnostic.location_in_folder(),
+    };
     format!(
-        "Skill '{query}' could not be loaded: {}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
-        diagnostic.location(),
+        "Skill '{query}' could not be loaded: {location}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
         diagnostic.message
     )
 }
@@ -401,20 +424,18 @@ pub fn human_size(bytes: u64) -> String {
 }
 
 /// The answer for a text file: its own header, then the text exactly as read.
-pub fn loading_file(skill: &Skill, file: &str, text: &str) -> String {
+pub fn loading_file(skill: &Skill, file: &str, text: &str, base: &str) -> String {
     format!(
-        "Loading: {}/{file}\nBase directory: {}\n\n{text}",
+        "Loading: {}/{file}\nBase directory: {base}\n\n{text}",
         skill.name,
-        skill.dir.display()
     )
 }
 
 /// The text block of an image (the image itself is another block).
-pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64) -> String {
+pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64, base: &str) -> String {
     format!(
-        "Loading: {}/{file}\nBase directory: {}\n\n{file} is an image ({mime}, {}).",
+        "Loading: {}/{file}\nBase directory: {base}\n\n{file} is an image ({mime}, {}).",
         skill.name,
-        skill.dir.display(),
         human_size(size)
     )
 }
