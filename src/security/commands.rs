@@ -312,7 +312,7 @@ const PREFIXES: &[&str] = &[
 
 /// The command word of a segment (its program's base name) and the words
 /// after it.
-fn command<'a>(segment: &'a str) -> Option<(&'a str, Vec<&'a str>)> {
+fn command(segment: &str) -> Option<(&str, Vec<&str>)> {
     let words = words(segment);
     let mut index = 0;
     while let Some(word) = words.get(index) {
@@ -578,7 +578,7 @@ fn classify_url(line: &str) -> Url {
     let scheme = &line[scheme_start..at];
     let rest = &line[at + 3..];
     let end = rest
-        .find(|c: char| matches!(c, '/' | '"' | '\'' | ' ' | ')' | '`' | '|' | '?' | '#'))
+        .find(['/', '"', '\'', ' ', ')', '`', '|', '?', '#'])
         .unwrap_or(rest.len());
     let authority = &rest[..end];
     let host = authority.rsplit('@').next().unwrap_or(authority);

@@ -604,7 +604,10 @@ fn judge_host_command(command: &str) -> Finding {
 mod tests {
     use super::*;
 
-    fn findings(text: &str, kind: Kind) -> (Vec<(Code, Severity, Option<usize>)>, Vec<Hidden>) {
+    /// Code, severity and line of each finding.
+    type Found = Vec<(Code, Severity, Option<usize>)>;
+
+    fn findings(text: &str, kind: Kind) -> (Found, Vec<Hidden>) {
         let mut out = Vec::new();
         let hidden = scan(text, kind, &mut out);
         (

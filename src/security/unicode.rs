@@ -153,11 +153,8 @@ fn tags(chars: &[char]) -> Option<Finding> {
             );
         }
     }
-    if hidden.is_empty() && !chars.iter().any(|&c| is_tag(c)) {
-        return None;
-    }
+    // Nothing, or only flag emoji.
     if hidden.is_empty() {
-        // Only flag emoji.
         return None;
     }
     Some(Finding::error(
