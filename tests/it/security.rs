@@ -4,7 +4,11 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ArgumentInfo, CompleteRequestParams, ReadResourceRequestParams, Reference};
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
+    GetSkillRequestParams, ReadResourceDirectoryRequestParams, ReadResourceRequestParams,
+    Reference,
+};
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
@@ -332,6 +336,70 @@ async fn surfaces(server: &Server) -> Vec<String> {
     out
 }
 
+/// The JSON-RPC error of a failed request: its code and message.
+fn refusal<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> (i32, String) {
+    match result {
+        Err(ServiceError::McpError(error)) => (error.code.0, error.message.into_owned()),
+        other => panic!("expected an MCP error, got {other:?}"),
+    }
+}
+
+/// Every request that names the quarantined `sync` (or a file of it) is
+/// refused, and completion does not offer it.
+async fn refused_everywhere(server: &Server) {
+    let client = &server.client;
+    let quarantined = "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access: ";
+    let mut arguments = rmcp::model::JsonObject::new();
+    arguments.insert("name".into(), "sync".into());
+    arguments.insert("file".into(), "scripts/sync.py".into());
+    let file = server.call_with(arguments).await;
+    assert!(is_error(&file), "{}", text(&file));
+    assert!(text(&file).starts_with(quarantined), "{}", text(&file));
+
+    let prompt = client.get_prompt(GetPromptRequestParams::new("sync")).await;
+    let (code, message) = refusal(prompt);
+    assert_eq!(code, -32602);
+    assert!(message.starts_with(quarantined), "{message}");
+    let mut by_name = rmcp::model::JsonObject::new();
+    by_name.insert("name".into(), "sync".into());
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new("skill").with_arguments(by_name))
+        .await;
+    let (code, message) = refusal(prompt);
+    assert_eq!(code, -32602);
+    assert!(message.starts_with(quarantined), "{message}");
+
+    for uri in ["skill://sync/SKILL.md", "skill://sync/scripts/sync.py"] {
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await;
+        assert_eq!(refusal(read).0, -32002, "resources/read {uri}");
+    }
+    let directory = client
+        .read_resource_directory(ReadResourceDirectoryRequestParams::new(
+            "skill://sync/scripts",
+        ))
+        .await;
+    assert_eq!(refusal(directory).0, -32602, "resources/directory/read");
+    let got = client
+        .get_skill(GetSkillRequestParams::new("skill://sync/SKILL.md"))
+        .await;
+    assert_eq!(refusal(got).0, -32602, "skills/get");
+
+    let names = client
+        .complete_resource_argument("skill://{name}/SKILL.md", "name", "sy", None)
+        .await
+        .unwrap();
+    assert!(names.values.is_empty(), "{:?}", names.values);
+    let context =
+        CompletionContext::with_arguments([("name".to_owned(), "sync".to_owned())].into());
+    let paths = client
+        .complete_resource_argument("skill://{name}/{+path}", "path", "", Some(context))
+        .await
+        .unwrap();
+    assert!(paths.values.is_empty(), "{:?}", paths.values);
+}
+
 #[tokio::test]
 async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an_edit() {
     let fixture = project();
@@ -379,14 +447,7 @@ async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an
         text(&sync),
         "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access: reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\". It comes from a project folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust sync`. Do not look for its files elsewhere; tell the user."
     );
-    let read = server
-        .client
-        .read_resource(ReadResourceRequestParams::new("skill://sync/SKILL.md"))
-        .await;
-    assert!(
-        matches!(read, Err(ServiceError::McpError(e)) if e.code.0 == -32002),
-        "resources/read of a quarantined skill is not found"
-    );
+    refused_everywhere(&server).await;
 
     // Approving it serves it, and the client hears of it.
     let trusted = fixture.run(&args(&["trust", "sync", "--yes"]));
@@ -411,6 +472,31 @@ async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an
     let sync = server.call("sync").await;
     assert!(!is_error(&sync), "{}", text(&sync));
     assert!(text(&sync).contains("Run `python3 scripts/sync.py`."));
+    // The requests refused before are answered now.
+    let prompt = server
+        .client
+        .get_prompt(GetPromptRequestParams::new("sync"))
+        .await
+        .unwrap();
+    assert_eq!(prompt.messages.len(), 1);
+    let names = server
+        .client
+        .complete_resource_argument("skill://{name}/SKILL.md", "name", "sy", None)
+        .await
+        .unwrap();
+    assert_eq!(names.values, ["sync"]);
+    for uri in ["skill://sync/SKILL.md", "skill://sync/scripts/sync.py"] {
+        let read = server
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await;
+        assert!(read.is_ok(), "{uri}: {read:?}");
+    }
+    let got = server
+        .client
+        .get_skill(GetSkillRequestParams::new("skill://sync/SKILL.md"))
+        .await;
+    assert!(got.is_ok(), "{got:?}");
 
     // Any change to the skill needs a new approval.
     fixture.replace(
@@ -431,6 +517,7 @@ async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an
     assert!(is_error(&sync), "{}", text(&sync));
     assert!(text(&sync).starts_with("Skill 'sync' is quarantined: "));
     assert!(!server.description().await.contains("sync"));
+    refused_everywhere(&server).await;
     server.stop().await;
 }
 
