@@ -396,12 +396,14 @@ mod tests {
         let project = dir.path().join("proj");
         std::fs::create_dir(&project).unwrap();
         let manifest = dir.path().join("installed_plugins.json");
+        // Absolute on every platform (`/user-copy` is not, on Windows).
+        let (user_copy, local_copy) = (dir.path().join("user-copy"), dir.path().join("local-copy"));
         let json = json!({
             "version": 2,
             "plugins": {
                 "p@m": [
-                    { "scope": "user", "installPath": "/user-copy" },
-                    { "scope": "local", "projectPath": project, "installPath": "/local-copy" },
+                    { "scope": "user", "installPath": user_copy },
+                    { "scope": "local", "projectPath": project, "installPath": local_copy },
                     { "scope": "project", "projectPath": "/elsewhere", "installPath": "/other-project" },
                 ],
                 "bad@m": [ { "scope": "weird", "installPath": "/x" }, { "scope": "user" } ],
@@ -410,12 +412,12 @@ mod tests {
         std::fs::write(&manifest, json.to_string()).unwrap();
         let mut diagnostics = Vec::new();
         let installs = read_manifest(&manifest, Some(&project), &mut diagnostics);
-        assert_eq!(installs["p@m"].install_path, Path::new("/local-copy"));
+        assert_eq!(installs["p@m"].install_path, local_copy);
         assert!(!installs.contains_key("bad@m"));
         assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
 
         let installs = read_manifest(&manifest, None, &mut Vec::new());
-        assert_eq!(installs["p@m"].install_path, Path::new("/user-copy"));
+        assert_eq!(installs["p@m"].install_path, user_copy);
     }
 
     #[test]
