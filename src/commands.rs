@@ -15,6 +15,7 @@ use crate::contents::Contents;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::files::Files;
+use crate::gate::Place;
 use crate::lint;
 use crate::render::{self, Base};
 use crate::roots::Source;
@@ -557,8 +558,8 @@ impl<'a> SecurityScan<'a> {
             .chain(snapshot.shadowed().iter().map(|s| (&s.skill, false)))
             .chain(snapshot.withheld().iter().map(|w| (&w.skill, true)))
             .collect();
-        let dirs: Vec<&Path> = skills.iter().map(|(s, _)| s.dir.as_path()).collect();
-        let reports = cache.reports(&dirs);
+        let places: Vec<Place> = skills.iter().map(|(s, _)| s.place()).collect();
+        let reports = cache.reports(&places);
         let names = Names::new(skills.iter().map(|(s, _)| s.parsed.name.as_str()));
         let skills = skills
             .into_iter()

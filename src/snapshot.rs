@@ -16,6 +16,7 @@ use std::sync::{Arc, OnceLock};
 use crate::approvals;
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::gate::Place;
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
 use crate::scan::{self, Dirs, Failed, Found, Scan};
@@ -45,8 +46,11 @@ pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> 
         .skills
         .iter()
         .map(|found| Candidate {
-            dir: &found.dir,
-            file: &found.file,
+            place: Place {
+                dir: &found.dir,
+                file: &found.file,
+                fence: roots[found.root].fence.as_deref(),
+            },
             source: roots[found.root].source,
             name: &found.parsed.name,
             description: &found.parsed.description,

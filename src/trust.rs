@@ -60,7 +60,7 @@ pub fn trust(
     for found in &report.findings {
         write_finding(out, found)?;
     }
-    let digest = match security.files().skill_digest(&skill.dir) {
+    let digest = match security.files().skill_digest(skill.place()) {
         Ok(Some(digest)) => digest,
         Ok(None) => {
             writeln!(
@@ -238,7 +238,7 @@ fn status(snapshot: &Snapshot, security: &security::Cache, approval: &Approval) 
         .find(|s: &&Skill| Path::new(&s.dir) == approval.path);
     match found {
         None => "no skill there now",
-        Some(skill) => match security.files().skill_digest(&skill.dir) {
+        Some(skill) => match security.files().skill_digest(skill.place()) {
             Ok(Some(digest)) if digest == approval.digest => "the skill there is this version",
             _ => "the skill there changed since (it needs a new approval)",
         },

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::approvals::{Approvals, TrustError};
 use crate::diagnostic::Diagnostic;
 use crate::disk::Stamp;
+use crate::gate::Place;
 use crate::roots::Source;
 
 use super::cache::ApprovalsRead;
@@ -22,10 +23,9 @@ use super::{Cache, FileFinding, Report};
 /// A skill of the load, as the screening needs it.
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate<'a> {
-    /// The skill folder.
-    pub dir: &'a Path,
-    /// Its `SKILL.md` (or `skill.md`).
-    pub file: &'a Path,
+    /// The skill folder, its `SKILL.md` and (for a project skill) the
+    /// repository.
+    pub place: Place<'a>,
     pub source: Source,
     /// The name in its frontmatter (or its folder's).
     pub name: &'a str,
@@ -71,8 +71,8 @@ pub fn screen(
     let scanned: Vec<usize> = (0..candidates.len())
         .filter(|&i| !candidates[i].source.is_own())
         .collect();
-    let dirs: Vec<&Path> = scanned.iter().map(|&i| candidates[i].dir).collect();
-    let reports = cache.reports(&dirs);
+    let places: Vec<Place> = scanned.iter().map(|&i| candidates[i].place).collect();
+    let reports = cache.reports(&places);
     screened.scanned = cache.scanned();
     let names = Names::new(candidates.iter().map(|c| c.name));
     screened.verdicts = vec![Verdict::Own; candidates.len()];
@@ -80,16 +80,16 @@ pub fn screen(
         let candidate = &candidates[i];
         let extra: Vec<FileFinding> = crowding(candidate.description, candidate.name, &names)
             .map(|finding| FileFinding {
-                file: file_name(candidate.file),
+                file: file_name(candidate.place.file),
                 finding,
             })
             .into_iter()
             .collect();
-        let report = cache.merged(candidate.dir, &report, extra);
+        let report = cache.merged(candidate.place.dir, &report, extra);
         screened.verdicts[i] = if !report.has_errors() {
             Verdict::Clean(report)
         } else if approved(
-            candidate.dir,
+            candidate.place,
             approvals_file,
             cache,
             &mut screened.diagnostics,
@@ -98,7 +98,7 @@ pub fn screen(
         } else {
             Verdict::Quarantined(report)
         };
-        screened.folders.extend(cache.folders(candidate.dir));
+        screened.folders.extend(cache.folders(candidate.place.dir));
     }
     screened
 }
@@ -110,10 +110,10 @@ fn file_name(file: &Path) -> String {
     )
 }
 
-/// Whether the skill in `dir`, as its files are now, is approved. A
+/// Whether the skill at `place`, as its files are now, is approved. A
 /// problem with the approvals file is reported once per load.
 fn approved(
-    dir: &Path,
+    place: Place,
     approvals_file: Option<&Path>,
     cache: &mut Cache,
     diagnostics: &mut Vec<Diagnostic>,
@@ -134,11 +134,12 @@ fn approved(
     if approvals.is_empty() {
         return false;
     }
-    match cache.files().skill_digest(dir) {
+    match cache.files().skill_digest(place) {
         Ok(Some(digest)) => approvals.allows(&digest),
         Ok(None) => false,
         Err(err) => {
-            tracing::debug!("cannot hash {} to check its approval: {err}", dir.display());
+            let dir = place.dir.display();
+            tracing::debug!("cannot hash {dir} to check its approval: {err}");
             false
         }
     }

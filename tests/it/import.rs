@@ -976,3 +976,72 @@ async fn list_check_and_serve_see_the_generated_skills() {
     assert!(text(&result).ends_with(&expected), "{}", text(&result));
     server.stop().await;
 }
+
+/// A server's names, titles, descriptions and parameter names with escape
+/// sequences, bells and carriage returns: `import` writes none of them raw,
+/// in any line of any file, and the skill still checks clean.
+#[test]
+fn control_characters_of_a_server_are_escaped_in_every_line_written() {
+    let fixture = Fixture::empty();
+    let nasty = "get\u{1b}[2J\r\u{7}it";
+    let tools = json!([{
+        "name": nasty,
+        "title": format!("Title {nasty}"),
+        "description": format!("Fetch {nasty}.\r\nSecond line {nasty}\n"),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                nasty: {"type": "string", "description": format!("The {nasty} value"), "enum": [nasty]}
+            },
+            "required": [nasty]
+        },
+        "annotations": {"title": format!("Annotated {nasty}"), "readOnlyHint": true}
+    }]);
+    fixture.write("tools.json", &tools.to_string());
+    let file = fixture.path("tools.json").to_str().unwrap().to_owned();
+    settings(&fixture, &[("srv", server(&["from-file", &file]))]);
+    let out = import(&fixture, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
+    };
+    assert!(!raw(&out.stdout) && !raw(&out.stderr), "{}", out.stdout);
+    let mut written = 0;
+    for entry in std::fs::read_dir(fixture.path("out")).unwrap() {
+        let path = entry.unwrap().path();
+        let files: Vec<PathBuf> = if path.is_dir() {
+            std::fs::read_dir(&path)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            vec![path]
+        };
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                assert!(!raw(line), "{}:{}: {line:?}", file.display(), i + 1);
+            }
+            written += 1;
+        }
+    }
+    assert_eq!(written, 2, "the SKILL.md and the lock file");
+    let folders: Vec<String> = entries(&fixture)
+        .into_iter()
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    assert_eq!(folders, ["srv-get-2-j-it"]);
+    let skill = std::fs::read_to_string(fixture.path("out/srv-get-2-j-it/SKILL.md")).unwrap();
+    for shown in [
+        "# Title get\\u{1b}[2J \\u{7}it\n",
+        "\nFetch get\\u{1b}[2J\\r\\u{7}it.\nSecond line get\\u{1b}[2J\\r\\u{7}it\n",
+        "| `get\\u{1b}[2J \\u{7}it` | string | yes | The get\\u{1b}[2J \\u{7}it value |",
+        "call its tool `get\\u{1b}[2J \\u{7}it` directly.",
+        "srv $'get\\x1b[2J\\x0d\\x07it' ",
+        "- Title: Annotated get\\u{1b}[2J \\u{7}it\n",
+    ] {
+        assert!(skill.contains(shown), "{shown:?} in\n{skill}");
+    }
+    assert_check_passes(&fixture);
+}

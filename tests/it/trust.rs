@@ -569,3 +569,179 @@ fn run_by_hand_on_a_terminal_it_says_what_it_waits_for() {
         "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`.\n"
     );
 }
+
+/// 300 requests written at once, then stdin closed: the server keeps
+/// reading past the 32 it has in flight and the 256 it queues (one more is
+/// answered "server busy"), sees the end of stdin, answers what is still
+/// queued without starting it, and exits without working through the
+/// backlog. Each request here hashes a 15 MiB file on a blocking thread,
+/// far longer than reading 300 lines takes: had the server waited for room
+/// before reading on, every request would have been answered in full.
+#[test]
+fn the_end_of_stdin_is_seen_behind_a_backlog_of_requests() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    fixture.write(
+        "skills/big/SKILL.md",
+        "---\nname: big\ndescription: A skill with a big file.\n---\n",
+    );
+    // Sparse: nothing is written to disk.
+    std::fs::File::create(fixture.path("skills/big/data.bin"))
+        .unwrap()
+        .set_len(15 * 1024 * 1024)
+        .unwrap();
+    let args = [
+        "--skills-dir",
+        "skills",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+    ];
+    let mut raw = Raw::start(fixture.command(&args));
+    let mut batch = String::new();
+    for id in 1..=300 {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "skills/get",
+            "params": {"uri": "skill://big/SKILL.md"}});
+        batch.push_str(&format!("{request}\n"));
+    }
+    raw.send(batch.as_bytes());
+    raw.close_stdin();
+    let answers = raw.rest();
+    let status = wait_for_exit(&mut raw.child, Duration::from_secs(10)).expect("exits");
+    assert_eq!(status.code(), Some(0));
+    let said = |what: &str| {
+        answers
+            .iter()
+            .filter(|a| {
+                a["error"]["code"] == -32000
+                    && a["error"]["message"].as_str().unwrap().starts_with(what)
+            })
+            .count()
+    };
+    let (busy, stopping) = (said("Server busy: "), said("Server stopping: "));
+    let full = answers.iter().filter(|a| a.get("result").is_some()).count();
+    eprintln!(
+        "{} answers: {full} in full, {busy} busy, {stopping} stopped before they started",
+        answers.len()
+    );
+    assert_eq!(full + busy + stopping, answers.len(), "{answers:?}");
+    assert!(stopping > 0, "nothing was queued when stdin ended");
+    assert!(full < 300, "the backlog was worked through before the exit");
+    let mut ids: Vec<i64> = answers.iter().filter_map(|a| a["id"].as_i64()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), answers.len(), "one answer per request at most");
+}
+
+/// Every paginated list accepts only the cursors it issued: numbers,
+/// offsets, arrays, booleans and garbage are -32602; an issued cursor works,
+/// also on a second server started on the same skills.
+#[test]
+fn only_issued_cursors_are_accepted_on_every_list_and_by_any_server() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    for i in 0..150 {
+        fixture.write(
+            &format!("skills/s{i:03}/SKILL.md"),
+            &format!("---\nname: s{i:03}\ndescription: Skill {i}.\n---\n"),
+        );
+        fixture.write(&format!("skills/s000/files/f{i:03}.md"), "x");
+    }
+    let args = [
+        "--skills-dir",
+        "skills",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+    ];
+    let lists: [(&str, Value); 6] = [
+        ("prompts/list", json!({})),
+        ("resources/list", json!({})),
+        ("skills/list", json!({})),
+        (
+            "resources/directory/read",
+            json!({"uri": "skill://s000/files"}),
+        ),
+        ("tools/list", json!({})),
+        ("resources/templates/list", json!({})),
+    ];
+    let mut raw = Raw::start(fixture.command(&args));
+    let mut id = 0;
+    let mut ask = |raw: &mut Raw, method: &str, params: &Value| -> Value {
+        id += 1;
+        raw.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let answer = raw
+            .next_message(Duration::from_secs(20))
+            .expect("an answer");
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    };
+    let mut issued = Vec::new();
+    for (method, params) in &lists {
+        let first = ask(&mut raw, method, params);
+        let cursor = first["result"]["nextCursor"].clone();
+        if method.ends_with("templates/list") || *method == "tools/list" {
+            assert_eq!(cursor, Value::Null, "{method}: one page");
+        } else {
+            assert!(cursor.is_string(), "{method}: {first}");
+            issued.push((*method, params.clone(), cursor.clone()));
+        }
+        for bad in [
+            json!("0"),
+            json!("+100"),
+            json!("50"),
+            json!("100"),
+            json!("not a cursor"),
+            json!(100),
+            json!([1]),
+            json!(true),
+            json!({}),
+        ] {
+            let mut params = params.clone();
+            params["cursor"] = bad.clone();
+            let answer = ask(&mut raw, method, &params);
+            assert_eq!(answer["error"]["code"], -32602, "{method} {bad}: {answer}");
+        }
+        // Another list's cursor is not this list's.
+        if let Some((other, _, cursor)) = issued.first()
+            && other != method
+        {
+            let mut params = params.clone();
+            params["cursor"] = cursor.clone();
+            let answer = ask(&mut raw, method, &params);
+            assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        }
+    }
+    let second_pages: Vec<Value> = issued
+        .iter()
+        .map(|(method, params, cursor)| {
+            let mut params = params.clone();
+            params["cursor"] = cursor.clone();
+            ask(&mut raw, method, &params)["result"].clone()
+        })
+        .collect();
+    assert_eq!(raw.finish().code(), Some(0));
+    assert_eq!(second_pages[0]["prompts"][0]["name"], "s099");
+    assert_eq!(
+        second_pages[1]["resources"][0]["uri"],
+        "skill://s100/SKILL.md"
+    );
+    assert_eq!(second_pages[2]["skills"][0]["uri"], "skill://s100/SKILL.md");
+    assert_eq!(
+        second_pages[3]["resources"][0]["uri"],
+        "skill://s000/files/f100.md"
+    );
+
+    // Another process, the same skills: the same pages.
+    let mut other = Raw::start(fixture.command(&args));
+    for ((method, params, cursor), page) in issued.iter().zip(&second_pages) {
+        let mut params = params.clone();
+        params["cursor"] = cursor.clone();
+        other.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+        let answer = other.next_message(Duration::from_secs(20)).unwrap();
+        assert_eq!(&answer["result"], page, "{method}");
+    }
+    assert_eq!(other.finish().code(), Some(0));
+}

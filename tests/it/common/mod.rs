@@ -573,21 +573,34 @@ impl Raw {
         Some(message)
     }
 
-    /// Closes stdin and waits (at most 10 s) for the exit.
-    pub fn finish(mut self) -> ExitStatus {
-        self.close_stdin();
-        wait_for_exit(&mut self.child, Duration::from_secs(10)).expect("exits after stdin closes")
-    }
-
-    /// Closes stdin: the client goes away.
+    /// Closes stdin: the client is done.
     pub fn close_stdin(&mut self) {
         drop(self.stdin.take());
     }
 
-    /// The messages still on stdout once the server has closed it (after it
-    /// exited, say).
+    /// Every message still to come until the server closes stdout (at
+    /// most 20 s: a hang guard), parsed.
     pub fn rest(&mut self) -> Vec<serde_json::Value> {
-        std::iter::from_fn(|| self.next_message(Duration::from_secs(10))).collect()
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut out = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "stdout still open after 20 s");
+            match self.lines.recv_timeout(left) {
+                Ok(line) => out.push(
+                    serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
+                ),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return out,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    /// Closes stdin and waits (at most 10 s) for the exit.
+    pub fn finish(mut self) -> ExitStatus {
+        self.close_stdin();
+        wait_for_exit(&mut self.child, Duration::from_secs(10)).expect("exits after stdin closes")
     }
 }
 
