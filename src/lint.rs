@@ -20,10 +20,9 @@ use crate::uri;
 
 /// Findings about every skill in `snapshot`, served, shadowed or withheld.
 pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
-    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
     let withheld = snapshot.withheld().iter().map(|w| &w.skill);
     let mut out = Vec::new();
-    for skill in snapshot.skills().iter().chain(shadowed).chain(withheld) {
+    for skill in snapshot.candidates().iter().chain(withheld) {
         out.extend(
             lint_skill(skill, max_file_bytes)
                 .into_iter()

@@ -8,8 +8,8 @@ use crate::config::MAX_QUERY_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::gate::FileError;
 use crate::listing::{self, Limit, Listing};
+use crate::security::Report;
 use crate::skill::Skill;
-use crate::snapshot::{Why, Withheld};
 use crate::spec;
 use crate::text::{plural, printable};
 
@@ -39,12 +39,9 @@ const ECHO_CHARS: usize = 80;
 /// entries are replaced by one line saying how many more skills exist. The
 /// header always stays, so `budget` must be at least
 /// [`crate::config::MIN_DESCRIPTION_BUDGET`] for the limit to hold.
-pub fn tool_description(skills: &[Skill], budget: usize) -> String {
-    if skills.is_empty() {
-        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
-    }
+pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget: usize) -> String {
     let entries: Vec<Entry> = skills
-        .iter()
+        .into_iter()
         .map(|s| Entry {
             name: &s.name,
             description: s.description(),
@@ -52,6 +49,9 @@ pub fn tool_description(skills: &[Skill], budget: usize) -> String {
             description_chars: s.description().chars().count(),
         })
         .collect();
+    if entries.is_empty() {
+        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
+    }
     let header = DESCRIPTION_HEADER.chars().count();
     let names_only: usize = header + entries.iter().map(Entry::name_cost).sum::<usize>();
     let cost = |cap: usize| -> usize {
@@ -263,26 +263,22 @@ pub fn broken(query: &str, diagnostic: &Diagnostic, base: Base) -> String {
     )
 }
 
-/// The answer when the skill is loaded but withheld (quarantined): what
-/// was found, and that only the user can release it.
-pub fn withheld(withheld: &Withheld) -> String {
-    let skill = &withheld.skill;
-    match &withheld.why {
-        Why::Quarantined(report) => {
-            let mut errors = report.errors();
-            let reason = errors.next().map_or_else(String::new, |f| {
-                format!(": {}: {}", f.short(), f.finding.message)
-            });
-            let more = match errors.count() {
-                0 => String::new(),
-                n => format!(" (and {n} more finding{})", plural(n)),
-            };
-            format!(
-                "Skill '{}' is quarantined{reason}{more}. It comes from a {} folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust {}`. Do not look for its files elsewhere; tell the user.",
-                skill.name, skill.source, skill.name
-            )
-        }
-    }
+/// The answer when the skill is loaded but quarantined (`report` holds
+/// its error-level findings): what was found, and that only the user can
+/// release it.
+pub fn quarantined(skill: &Skill, report: &Report) -> String {
+    let mut errors = report.errors();
+    let reason = errors.next().map_or_else(String::new, |f| {
+        format!(": {}: {}", f.short(), f.finding.message)
+    });
+    let more = match errors.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more finding{})", plural(n)),
+    };
+    format!(
+        "Skill '{}' is quarantined{reason}{more}. It comes from a {} folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust {}`. Do not look for its files elsewhere; tell the user.",
+        skill.name, skill.source, skill.name
+    )
 }
 
 /// The answer when the `name` argument is missing, empty or not a string;

@@ -231,9 +231,8 @@ pub fn list(
 /// Whether the skill an approval was made for still is that version.
 fn status(snapshot: &Snapshot, security: &security::Cache, approval: &Approval) -> &'static str {
     let found = snapshot
-        .skills()
+        .candidates()
         .iter()
-        .chain(snapshot.shadowed().iter().map(|s| &s.skill))
         .chain(snapshot.withheld().iter().map(|w| &w.skill))
         .find(|s: &&Skill| Path::new(&s.dir) == approval.path);
     match found {

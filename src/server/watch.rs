@@ -10,8 +10,9 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, for those files,
-//!   and of the approvals of quarantined skills (`trusted.toml`);
+//! - the folders of the plugin manifest and settings files, of
+//!   skillserve's own `config.toml`, and of the approvals of quarantined
+//!   skills (`trusted.toml`), for those files;
 //! - every folder of a skill that is scanned before it is served (one not
 //!   the user's own), for any change: an edit to any of its files may
 //!   quarantine it or release it.
@@ -70,10 +71,7 @@ impl Plan {
         for dir in &snapshot.dirs.listed {
             plan.entry(dir).any = true;
         }
-        let loaded = snapshot
-            .skills()
-            .iter()
-            .chain(snapshot.shadowed().iter().map(|s| &s.skill));
+        let loaded = snapshot.candidates().iter();
         for dir in loaded
             .map(|s| &s.dir)
             .chain(snapshot.withheld().iter().map(|w| &w.skill.dir))
@@ -206,6 +204,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 // new plan (the interval's rescans, mostly).
                 let current = registry.current();
                 let same = current.snapshot.same_skills(&armed.snapshot)
+                    && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
                     && current.snapshot.screened_dirs == armed.snapshot.screened_dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
@@ -307,9 +306,10 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    let mut files = plugins::config_files(registry.config());
+    let mut files = plugins::config_files(&registry.settings().config);
+    files.extend(registry.settings_file());
     // An approval (`skillserve trust`) may release a quarantined skill.
-    files.extend(snapshot::approvals_file(registry.config()));
+    files.extend(snapshot::approvals_file(&registry.settings().config));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

@@ -686,3 +686,36 @@ async fn the_users_own_skills_are_served_and_only_reported() {
         scanned.stdout
     );
 }
+
+#[test]
+fn a_name_freed_by_config_toml_is_not_taken_by_a_quarantined_skill() {
+    let fixture = project();
+    // Disabling the user's `deploy` frees the name: the quarantined project
+    // `deploy` must not take its place, for any client.
+    fixture.write(
+        "home/.config/skillserve/config.toml",
+        "disabled = [\"deploy\"]\n\n[clients.\"*\"]\ninclude = [\"source:project\"]\n",
+    );
+    let list = fixture.run(&args(&["list", "--client", "my-client"]));
+    assert_eq!(list.status.code(), Some(0), "{}", list.stderr);
+    assert!(
+        list.stdout
+            .contains("\n1 skill (project 1); 1 hidden (see --all); 2 quarantined (see --all)\n"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        !list.stdout.contains("Deploys the project."),
+        "{}",
+        list.stdout
+    );
+    let shown = fixture.run(&args(&["show", "deploy", "--client", "my-client"]));
+    assert_eq!(shown.status.code(), Some(1));
+    assert!(
+        shown
+            .stderr
+            .starts_with("Skill 'deploy' is quarantined: SKILL.md:9: download-to-shell: "),
+        "{}",
+        shown.stderr
+    );
+}
