@@ -47,7 +47,14 @@ pub struct Files {
 
 /// A digest and the version of the file it was computed from (whose size
 /// is the number of bytes hashed).
-type Sum = (Stamp, [u8; 32]);
+type Sum = (Stamp, digest::Sum);
+
+/// A file's SHA-256, the bytes hashed, and whether it was hashed now.
+struct Summed {
+    sum: digest::Sum,
+    size: u64,
+    fresh: bool,
+}
 
 /// A file's digest and the size of the bytes it was computed over (the
 /// listing's size may be older: see [`Files::folder_listing`]).
@@ -241,6 +248,44 @@ impl Files {
         dir: &Arc<Path>,
         listing: &Arc<Listing>,
     ) -> Result<Vec<Hashed>, FileError> {
+        let sums = self.sums(place, dir, listing)?;
+        Ok(sums
+            .iter()
+            .map(|summed| Hashed {
+                digest: digest::text(&summed.sum),
+                size: summed.size,
+                fresh: summed.fresh,
+            })
+            .collect())
+    }
+
+    /// The digest of the whole skill at `place` ([`digest::skill`] over
+    /// every listed file, with the sums [`Files::digests`] gives), or `None`
+    /// when the listing stopped at a bound: a digest that does not cover
+    /// every file would not change with the files left out.
+    pub fn skill_digest(&self, place: Place) -> Result<Option<String>, FileError> {
+        // The key of what is kept: an equal path finds a listing the
+        // server keeps already.
+        let dir: Arc<Path> = place.dir.into();
+        let listing = self.listing(place, &dir)?;
+        if listing.truncated.is_some() {
+            return Ok(None);
+        }
+        let sums = self.sums(place, &dir, &listing)?;
+        let files = listing.files.iter().zip(&sums);
+        Ok(Some(digest::skill(files.map(|(entry, summed)| {
+            (entry.path.as_str(), &summed.sum)
+        }))))
+    }
+
+    /// The SHA-256 of each file of `listing` and the bytes hashed, as
+    /// [`Files::digests`] describes.
+    fn sums(
+        &self,
+        place: Place,
+        dir: &Arc<Path>,
+        listing: &Arc<Listing>,
+    ) -> Result<Vec<Summed>, FileError> {
         let gate = fenced(place)?;
         let checked = {
             let listings = self.lock_listings();
@@ -319,15 +364,15 @@ fn hash<'a>(
     mut gate: Option<Gate<'a>>,
     entries: &[Entry],
     kept: &mut [Option<Sum>],
-) -> Result<Vec<Hashed>, FileError> {
+) -> Result<Vec<Summed>, FileError> {
     let mut out = Vec::with_capacity(entries.len());
     for (entry, kept) in entries.iter().zip(kept.iter_mut()) {
         if let Some((version, sum)) = kept
             && fs::metadata(place.dir.join(&entry.path))
                 .is_ok_and(|meta| Stamp::of(&meta) == *version)
         {
-            out.push(Hashed {
-                digest: digest::text(sum),
+            out.push(Summed {
+                sum: *sum,
                 size: version.size(),
                 fresh: false,
             });
@@ -353,8 +398,8 @@ fn hash<'a>(
         let (sum, size) = sha256(opened.into_file())?;
         // Kept only when what was hashed is that version, whole.
         *kept = (size == version.size()).then_some((version, sum));
-        out.push(Hashed {
-            digest: digest::text(&sum),
+        out.push(Summed {
+            sum,
             size,
             fresh: true,
         });

@@ -10,6 +10,7 @@
 //! name is listable); `docs/behaviour.md` is the contract.
 
 pub mod answer;
+pub mod approvals;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -37,6 +38,7 @@ pub mod resolve;
 pub mod roots;
 pub mod scan;
 pub mod search;
+pub mod security;
 pub mod server;
 pub mod similarity;
 pub mod skill;
@@ -44,4 +46,5 @@ pub mod snapshot;
 pub mod spec;
 pub mod text;
 pub mod tokens;
+pub mod trust;
 pub mod uri;

@@ -12,10 +12,10 @@ use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
 use skillserve::profiles::{self, Profiles};
-use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot::{self, Snapshot};
+use skillserve::snapshot::{self, Cache, Snapshot};
 use skillserve::tokens;
+use skillserve::trust::{self, Confirm};
 
 fn main() {
     limit_malloc_arenas();
@@ -146,8 +146,49 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &mut std::io::stderr(),
             )?
         }
-        Some(Command::Check { json }) => {
-            commands::check(&load(), max_file_bytes, Format::of(*json), &mut out)?
+        Some(Command::Check { json, security }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            let scan = security.then_some(&mut cache.security);
+            let format = Format::of(*json);
+            commands::check(&snapshot, max_file_bytes, format, scan, &mut out)?
+        }
+        Some(Command::Trust { list: true, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            trust::list(
+                &snapshot,
+                &cache.security,
+                &settings.config,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Trust { name, yes, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            let stdin = std::io::stdin();
+            let mut input = stdin.lock();
+            let confirm = if *yes {
+                Confirm::Yes
+            } else if stdin.is_terminal() {
+                Confirm::Ask(&mut input)
+            } else {
+                Confirm::No
+            };
+            let name = name.as_deref().unwrap_or_default();
+            trust::trust(
+                &snapshot,
+                &cache.security,
+                &settings.config,
+                name,
+                confirm,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Untrust { name }) => {
+            trust::untrust(&settings.config, name, &mut out, &mut std::io::stderr())?
         }
         Some(Command::Config) => commands::config(&settings, &mut out)?,
         Some(Command::Disable(args) | Command::Enable(args)) => {

@@ -95,7 +95,7 @@ fn task_argument() -> PromptArgument {
 /// cannot be loaded, is an error carrying the `skill` tool's text; but the
 /// `skill` prompt answers a `name` that loads no skill with that text as the
 /// message (see the module's comment), unless the name is too long to look
-/// up.
+/// up or names a quarantined skill (refused everywhere).
 pub async fn get(
     caller: &Caller,
     client: Option<&str>,
@@ -128,7 +128,11 @@ pub async fn get(
     let answer = caller.call(client, &name).await;
     let text = match answer {
         Answer::Skill { text, .. } => text,
-        Answer::Invalid(text) => return Err(ErrorData::invalid_params(text, None)),
+        // Refused outright: a name too long to look up, and a quarantined
+        // skill (refused on every surface, as its own prompt would be).
+        Answer::Invalid(text) | Answer::Withheld(text) => {
+            return Err(ErrorData::invalid_params(text, None));
+        }
         other if by_name => {
             return Ok(GetPromptResult::new(vec![PromptMessage::new_text(
                 Role::User,

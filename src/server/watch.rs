@@ -10,8 +10,12 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, and of
-//!   skillserve's own `config.toml`, for those files.
+//! - the folders of the plugin manifest and settings files, of
+//!   skillserve's own `config.toml`, and of the approvals of quarantined
+//!   skills (`trusted.toml`), for those files;
+//! - every folder of a skill that is scanned before it is served (one not
+//!   the user's own), for any change: an edit to any of its files may
+//!   quarantine it or release it.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -41,7 +45,7 @@ use crate::roots;
 use crate::scan;
 use crate::server::events::{self, Backlog, Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Snapshot};
 
 /// Quiet time that ends a burst of events.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -86,10 +90,11 @@ pub struct Plan {
     dirs: HashMap<Arc<Path>, Interest>,
 }
 
-/// The folders of the skills `snapshot` loaded (served and shadowed), whose
-/// `SKILL.md` is watched.
+/// The folders of the skills `snapshot` loaded (served, shadowed and
+/// withheld), whose `SKILL.md` is watched.
 fn skill_dirs(snapshot: &Snapshot) -> impl Iterator<Item = &Arc<Path>> {
-    snapshot.candidates().iter().map(|s| &s.dir)
+    let withheld = snapshot.withheld().iter().map(|w| &w.skill);
+    snapshot.candidates().iter().chain(withheld).map(|s| &s.dir)
 }
 
 impl Plan {
@@ -101,6 +106,11 @@ impl Plan {
         }
         for dir in &snapshot.dirs.other_skill_dirs {
             plan.entry(dir).skill_md = true;
+        }
+        // Skills scanned before they are served: a change to any of their
+        // files may quarantine one or release it.
+        for dir in &snapshot.screened_dirs {
+            plan.entry(dir).any = true;
         }
         for missing in &snapshot.missing_roots {
             plan.toward(missing);
@@ -249,6 +259,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 let same = current.snapshot.same_skills(&armed.snapshot)
                     && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
+                    && current.snapshot.screened_dirs == armed.snapshot.screened_dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
                 if same && state.stale.is_empty() {
                     continue;
@@ -380,6 +391,8 @@ async fn rearm(
     let served = registry.current();
     let mut files = plugins::config_files(&registry.settings().config);
     files.extend(registry.settings_file());
+    // An approval (`skillserve trust`) may release a quarantined skill.
+    files.extend(snapshot::approvals_file(&registry.settings().config));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

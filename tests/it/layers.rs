@@ -26,15 +26,15 @@ const LAYERS: &[&[&str]] = &[
         "text",
     ],
     &["disk"],
-    &["config", "gate", "parse"],
+    &["approvals", "config", "gate", "parse"],
     &["contents", "listing", "program", "roots", "tokens"],
     &["files", "plugins", "skill"],
-    &["render", "scan", "search"],
+    &["render", "scan", "search", "security"],
     &["snapshot"],
     &["profiles"],
     &["resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server"],
+    &["commands", "import", "server", "trust"],
     &["cli"],
 ];
 
