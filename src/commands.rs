@@ -17,7 +17,7 @@ use crate::exit_codes::ExitCode;
 use crate::files::Files;
 use crate::lint;
 use crate::render;
-use crate::roots::Source;
+use crate::roots::{Origin, Source, SourceKind};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::text::{plural, printable};
@@ -198,7 +198,21 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
             plugin.install_path.display()
         )?;
     }
+    if let Some(origin) = &skill.origin {
+        writeln!(out, "    {}", printable(&provenance(origin)))?;
+    }
     Ok(())
+}
+
+/// `from source 'skills': url@version (skills/pdf)`: where an installed
+/// skill came from, on one line.
+fn provenance(origin: &Origin) -> String {
+    format!(
+        "from source '{}': {} ({})",
+        origin.id,
+        origin.label(),
+        origin.path
+    )
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -221,7 +235,20 @@ struct ListItem<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     plugin: Option<PluginItem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    installed: Option<OriginItem<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     shadowed_by: Option<Cow<'a, str>>,
+}
+
+/// Where an installed skill came from, in `list --json`.
+#[derive(Serialize)]
+struct OriginItem<'a> {
+    id: &'a str,
+    kind: SourceKind,
+    url: &'a str,
+    version: &'a str,
+    path: &'a str,
+    digest: &'a str,
 }
 
 #[derive(Serialize)]
@@ -244,6 +271,14 @@ impl<'a> ListItem<'a> {
                 key: &p.key,
                 version: p.version.as_deref(),
                 install_path: p.install_path.to_string_lossy(),
+            }),
+            installed: skill.origin.as_deref().map(|o| OriginItem {
+                id: &o.id,
+                kind: o.kind,
+                url: &o.url,
+                version: &o.version,
+                path: &o.path,
+                digest: &o.digest,
             }),
             shadowed_by: shadowed_by.map(Path::to_string_lossy),
         }
@@ -283,6 +318,17 @@ pub fn show(
     }
     write_blocks(out, answer.into_blocks())?;
     Ok(ExitCode::Success)
+}
+
+/// The folder of every installed skill (served or shadowed) with its origin.
+fn origins_by_path(snapshot: &Snapshot) -> Vec<(&Path, &Origin)> {
+    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
+    snapshot
+        .skills()
+        .iter()
+        .chain(shadowed)
+        .filter_map(|s| Some((s.dir.as_path(), s.origin.as_deref()?)))
+        .collect()
 }
 
 /// Text blocks, each ending with a line break, a blank line between two.
@@ -326,13 +372,33 @@ pub fn check(
         list.sort_by_key(|d| (d.line, d.severity));
     }
 
+    // Installed skills live in the store under their digests: say which
+    // source each of their files belongs to.
+    let origins = origins_by_path(snapshot);
+    let origin_of = |path: &Path| {
+        origins
+            .iter()
+            .find(|(dir, _)| path.starts_with(dir))
+            .map(|(_, origin)| *origin)
+    };
     if json {
+        let diagnostics: Vec<serde_json::Value> = by_file
+            .values()
+            .flatten()
+            .map(|d| {
+                let mut value = json!(d);
+                if let Some(origin) = origin_of(&d.path) {
+                    value["source"] = json!({"id": origin.id, "url": origin.url, "version": origin.version, "path": origin.path});
+                }
+                value
+            })
+            .collect();
         let report = json!({
             "skills": snapshot.skills().len(),
             "errors": counts.errors,
             "warnings": counts.warnings,
             "notes": counts.notes,
-            "diagnostics": by_file.values().flatten().collect::<Vec<_>>(),
+            "diagnostics": diagnostics,
         });
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;
@@ -341,6 +407,9 @@ pub fn check(
 
     for (path, list) in &by_file {
         writeln!(out, "{}", printable(&path.display().to_string()))?;
+        if let Some(origin) = origin_of(path) {
+            writeln!(out, "  ({})", printable(&provenance(origin)))?;
+        }
         for d in list {
             let line = d.line.map(|l| format!(" line {l}")).unwrap_or_default();
             writeln!(

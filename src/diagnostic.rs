@@ -90,6 +90,10 @@ codes! {
     PluginMissing = "plugin-missing",
     PluginDisabled = "plugin-disabled",
     PluginPathOutside = "plugin-path-outside",
+    // Installed skills (`skillserve add`): the lock and the store.
+    LockInvalid = "lock-invalid",
+    StoreMissing = "store-missing",
+    StoreTampered = "store-tampered",
 }
 
 impl Code {

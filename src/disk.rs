@@ -145,6 +145,43 @@ impl Stamp {
     pub fn id(&self) -> FileId {
         self.id
     }
+
+    /// The stamp as one line of seven numbers, for a record kept between
+    /// processes (the store's stamps of verified entries, `installed`).
+    pub fn encode(&self) -> String {
+        let Stamp {
+            len,
+            modified,
+            changed,
+            id,
+        } = self;
+        format!(
+            "{len} {} {} {} {} {} {}",
+            modified.0, modified.1, changed.0, changed.1, id.dev, id.ino
+        )
+    }
+
+    /// The stamp [`Stamp::encode`] wrote, or `None` for anything else.
+    pub fn decode(text: &str) -> Option<Stamp> {
+        let mut numbers = text.split(' ');
+        let mut signed = || numbers.next()?.parse::<i64>().ok();
+        let (len, modified, changed) = (
+            u64::try_from(signed()?).ok()?,
+            (signed()?, signed()?),
+            (signed()?, signed()?),
+        );
+        let mut unsigned = || numbers.next()?.parse::<u64>().ok();
+        let stamp = Stamp {
+            len,
+            modified,
+            changed,
+            id: FileId {
+                dev: unsigned()?,
+                ino: unsigned()?,
+            },
+        };
+        numbers.next().is_none().then_some(stamp)
+    }
 }
 
 /// Why a file could not be read.
@@ -376,6 +413,15 @@ mod tests {
             read_text(&path, 1 << 20),
             Err(ReadError::NotRegular)
         ));
+    }
+
+    #[test]
+    fn a_stamp_survives_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(dir.path()).unwrap());
+        assert_eq!(Stamp::decode(&stamp.encode()), Some(stamp));
+        assert_eq!(Stamp::decode("1 2 3"), None);
+        assert_eq!(Stamp::decode(&format!("{} 8", stamp.encode())), None);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! skillserve: a stdio MCP server that serves Agent Skills through one tool, `skill`.
 //!
-//! Data flows one way: [`roots`] and [`plugins`] → [`scan`] (with [`parse`]) →
+//! Data flows one way: [`roots`], [`installed`] and [`plugins`] → [`scan`] (with [`parse`]) →
 //! [`snapshot`] → [`answer`] → [`server`] or [`commands`]. The modules form
 //! layers (`ARCHITECTURE.md`; a test holds them): each uses only lower ones.
-//! Everything but [`server`] and [`import`] is blocking code without tokio,
+//! [`sources`] fetches skills from git and published indexes into the store
+//! that [`installed`] reads. Everything but [`server`] and [`import`] is
+//! blocking code without tokio,
 //! rmcp or notify (but for [`uri`], which asks rmcp's model types whether a
 //! name is listable); `docs/behaviour.md` is the contract.
 
@@ -19,6 +21,7 @@ pub mod exit_codes;
 pub mod files;
 pub mod folders;
 pub mod import;
+pub mod installed;
 pub mod lint;
 pub mod parallel;
 pub mod parse;
@@ -32,6 +35,7 @@ pub mod server;
 pub mod similarity;
 pub mod skill;
 pub mod snapshot;
+pub mod sources;
 pub mod spec;
 pub mod text;
 pub mod uri;

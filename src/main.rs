@@ -4,14 +4,16 @@ use std::io::{IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
-use skillserve::cli::{Cli, Command, UsageError};
+use skillserve::cli::{self, Cli, Command, UsageError};
 use skillserve::commands;
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
+use skillserve::installed::Verify;
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
 use skillserve::snapshot;
+use skillserve::sources::{self, Confirm, SourceError};
 
 fn main() {
     limit_malloc_arenas();
@@ -96,7 +98,49 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &mut std::io::stderr(),
         )?,
         Some(Command::Check { json }) => {
-            commands::check(&load(), config.max_file_bytes, *json, &mut out)?
+            // `check` hashes every installed skill's files.
+            let snapshot = snapshot::load_with(&config, &mut Cache::default(), None, Verify::Full);
+            commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
+        }
+        Some(Command::Add(args)) => {
+            let context = sources::Context::new(&config, env.cwd.clone());
+            let options = args.options();
+            let outcome = context.and_then(|context| {
+                with_confirmation(args.yes, |confirm| {
+                    sources::add(&context, &options, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Update(args)) => {
+            let context = sources::Context::new(&config, env.cwd.clone());
+            let options = args.options();
+            let outcome = context.and_then(|context| {
+                with_confirmation(args.yes, |confirm| {
+                    sources::update(&context, &options, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Remove { id, yes }) => {
+            let context = sources::Context::new(&config, env.cwd.clone());
+            let outcome = context.and_then(|context| {
+                with_confirmation(*yes, |confirm| {
+                    sources::remove(&context, id, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Sources { json }) => {
+            let outcome = sources::Context::new(&config, env.cwd.clone())
+                .and_then(|context| sources::list(&context, *json, &mut out));
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Publish { dir, out: target }) => {
+            let dir = cli::command_path("publish folder", dir, &env)?;
+            let target = cli::command_path("--out", target, &env)?;
+            let outcome = sources::publish(&dir, &target, config.max_file_bytes, &mut out);
+            finish_sources(outcome, &mut out)?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
@@ -188,6 +232,43 @@ fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Outp
     // their processes; there is nothing to wait for.
     runtime.shutdown_background();
     Ok(output)
+}
+
+/// Runs `command` with the user's confirmation: `--yes`, else a question
+/// on the terminal (stderr, answered on stdin), else none (the command
+/// shows its plan and changes nothing).
+fn with_confirmation<T>(yes: bool, command: impl FnOnce(&mut Confirm<'_>) -> T) -> T {
+    if yes {
+        return command(&mut Confirm::Given);
+    }
+    if !std::io::stdin().is_terminal() {
+        return command(&mut Confirm::NoTerminal);
+    }
+    let mut ask = |question: &str| -> std::io::Result<bool> {
+        eprint!("{question} [y/N] ");
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        let answer = answer.trim().to_ascii_lowercase();
+        Ok(answer == "y" || answer == "yes")
+    };
+    command(&mut Confirm::Ask(&mut ask))
+}
+
+/// The exit code of a sources command; its error (after what it printed)
+/// is one line on stderr.
+fn finish_sources(
+    outcome: Result<ExitCode, SourceError>,
+    out: &mut impl Write,
+) -> std::io::Result<ExitCode> {
+    match outcome {
+        Ok(code) => Ok(code),
+        Err(err) => {
+            out.flush()?;
+            eprintln!("skillserve: {err}");
+            Ok(ExitCode::Failure)
+        }
+    }
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC.

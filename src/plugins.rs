@@ -241,6 +241,8 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
         source: Source::Plugin,
         layout,
         plugin: Some(Arc::clone(plugin)),
+        origin: None,
+        probed: None,
         fence: None,
     };
 
@@ -289,6 +291,47 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
     if roots::SKILL_FILES.iter().any(|f| base.join(f).exists()) {
         roots.push(root(base.clone(), Layout::Skill));
     }
+}
+
+/// Every skill folder a repository's Claude Code manifests declare, for
+/// `skillserve add`: the `skills` lists of every plugin of
+/// `.claude-plugin/marketplace.json` (relative to the entry's `source`), as
+/// `anthropics/skills` lists its skills, and of `.claude-plugin/plugin.json`.
+/// Paths leading outside `base` are refused with a diagnostic, as for
+/// installed plugins; a listed path may be a skill or a folder of skills.
+pub fn declared_skill_paths(base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    // A fetched repository may hold anything: only plain files are read (a
+    // symlink to /dev/zero would never end).
+    let plain = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    let marketplace = base.join(".claude-plugin/marketplace.json");
+    if plain(&marketplace)
+        && let Some(json) = read_json(&marketplace, diagnostics)
+    {
+        let entries = json.get("plugins").and_then(Value::as_array);
+        for entry in entries.into_iter().flatten() {
+            let Some(skills) = entry.get("skills") else {
+                continue;
+            };
+            let source = entry.get("source").and_then(Value::as_str).unwrap_or("./");
+            let Some(source) = confined(base, source, &marketplace, diagnostics) else {
+                continue;
+            };
+            for path in string_list(skills, &marketplace, diagnostics) {
+                out.extend(confined(&source, &path, &marketplace, diagnostics));
+            }
+        }
+    }
+    let manifest = base.join(".claude-plugin/plugin.json");
+    if plain(&manifest)
+        && let Some(json) = read_json(&manifest, diagnostics)
+        && let Some(skills) = json.get("skills")
+    {
+        for path in string_list(skills, &manifest, diagnostics) {
+            out.extend(confined(base, &path, &manifest, diagnostics));
+        }
+    }
+    out
 }
 
 /// A `skills` field: one string or a list of strings.

@@ -172,11 +172,24 @@ fn more_line(count: usize) -> String {
 /// The answer to a successful call: the header, a blank line, then SKILL.md
 /// exactly as read.
 pub fn loading(skill: &Skill, content: &str) -> String {
-    format!(
-        "Loading: {}\nBase directory: {}\n\n{content}",
+    format!("{}\n{content}", header(skill, ""))
+}
+
+/// The header of every answer that loads something of `skill` (`file` is
+/// "" for the skill itself): `Loading:`, `Base directory:`, and for an
+/// installed skill `Source: url@version` (behaviour.md §15), each line
+/// ending with a line break.
+fn header(skill: &Skill, file: &str) -> String {
+    let slash = if file.is_empty() { "" } else { "/" };
+    let mut out = format!(
+        "Loading: {}{slash}{file}\nBase directory: {}\n",
         skill.name,
         skill.dir.display()
-    )
+    );
+    if let Some(origin) = &skill.origin {
+        let _ = writeln!(out, "Source: {}", origin.label());
+    }
+    out
 }
 
 /// The answer when no skill has the name: the skills that match it best,
@@ -379,19 +392,14 @@ pub fn human_size(bytes: u64) -> String {
 
 /// The answer for a text file: its own header, then the text exactly as read.
 pub fn loading_file(skill: &Skill, file: &str, text: &str) -> String {
-    format!(
-        "Loading: {}/{file}\nBase directory: {}\n\n{text}",
-        skill.name,
-        skill.dir.display()
-    )
+    format!("{}\n{text}", header(skill, file))
 }
 
 /// The text block of an image (the image itself is another block).
 pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64) -> String {
     format!(
-        "Loading: {}/{file}\nBase directory: {}\n\n{file} is an image ({mime}, {}).",
-        skill.name,
-        skill.dir.display(),
+        "{}\n{file} is an image ({mime}, {}).",
+        header(skill, file),
         human_size(size)
     )
 }

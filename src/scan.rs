@@ -281,8 +281,13 @@ where
 }
 
 /// The name of a skill whose frontmatter has none: its folder's name, or for
-/// a single-skill plugin (whose folder is a version folder) the plugin's.
+/// a single-skill plugin (whose folder is a version folder) the plugin's, or
+/// for an installed skill (whose folder is its digest) its folder's in its
+/// source.
 fn fallback_name(root: &Root, dir: &Path) -> String {
+    if let Some(origin) = &root.origin {
+        return origin.folder.clone();
+    }
     match (&root.plugin, root.layout) {
         (Some(plugin), Layout::Skill) => plugin.name.clone(),
         _ => folder_name(dir),
@@ -364,6 +369,14 @@ impl<'a> Walker<'a> {
     /// when there is nothing (more) to walk.
     fn start(&mut self) -> Option<Frame> {
         let root = self.root;
+        if let Some((file, stamp)) = &root.probed {
+            self.out.hits.push(Hit {
+                dir: root.path.clone(),
+                file: file.clone(),
+                stamp: *stamp,
+            });
+            return None;
+        }
         let meta = match fs::metadata(&root.path) {
             Ok(meta) => meta,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::parse::Parsed;
-use crate::roots::{Plugin, Source};
+use crate::roots::{Origin, Plugin, Source};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -22,6 +22,8 @@ pub struct Skill {
     pub root: Arc<Path>,
     /// The plugin that provides it (plugin skills only).
     pub plugin: Option<Arc<Plugin>>,
+    /// Where it was installed from (installed skills only).
+    pub origin: Option<Arc<Origin>>,
     /// The folder no symlink may lead out of (project skills only).
     pub fence: Option<Arc<Path>>,
     pub parsed: Arc<Parsed>,
@@ -45,8 +47,13 @@ impl Skill {
     }
 
     /// The name of the skill folder; for a single-skill plugin, whose folder
-    /// is a version folder (`1.0.0`), the plugin's name.
+    /// is a version folder (`1.0.0`), the plugin's name; for an installed
+    /// skill, whose folder in the store is its digest, the folder's name in
+    /// its source.
     pub fn folder(&self) -> Cow<'_, str> {
+        if let Some(origin) = &self.origin {
+            return Cow::Borrowed(&origin.folder);
+        }
         match &self.plugin {
             Some(plugin) if plugin.install_path == self.dir => Cow::Borrowed(&plugin.name),
             _ => self
@@ -68,6 +75,7 @@ impl Skill {
             source: Source::User,
             root: Path::new("/skills").into(),
             plugin: None,
+            origin: None,
             fence: None,
             parsed: Arc::new(Parsed {
                 name: name.into(),

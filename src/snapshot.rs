@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::installed::{self, Verify};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
 use crate::scan::{self, Cache, Dirs, Failed, Found, Scan};
@@ -21,14 +22,44 @@ use crate::skill::Skill;
 
 /// Scans everything `config` points at, reusing and refilling `cache`.
 /// `previous`, the snapshot this one replaces, lends its index when nothing
-/// changed.
+/// changed. Installed skills are checked by their recorded versions
+/// ([`Verify::Stamps`]).
 pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> Snapshot {
+    load_with(config, cache, previous, Verify::Stamps)
+}
+
+/// [`load`], checking installed skills as `verify` says (`check` hashes
+/// every store entry).
+pub fn load_with(
+    config: &Config,
+    cache: &mut Cache,
+    previous: Option<&Snapshot>,
+    verify: Verify,
+) -> Snapshot {
+    fn cpu() -> std::time::Duration {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: temporary measurement.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    }
+    let c0 = cpu();
+    let t0 = std::time::Instant::now();
     let mut roots = roots::roots(config);
+    let t1 = t0.elapsed();
+    let installed = installed::discover(config, verify);
+    let t2 = t0.elapsed();
+    let c2 = cpu() - c0;
+    roots.extend(installed.roots);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
+    let t3 = t0.elapsed();
     let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
+    let t4 = t0.elapsed();
+    scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    Snapshot::build(roots, scan, previous)
+    let s = Snapshot::build(roots, scan, previous);
+    tracing::info!("TIMING roots {t1:?} installed {t2:?} (cpu {c2:?}) plugins {t3:?} scan {t4:?} build {:?} cpu {:?}", t0.elapsed(), cpu() - c0);
+    s
 }
 
 /// A skill that lost a name collision.
@@ -45,7 +76,7 @@ pub struct Shadowed {
 #[derive(Debug, Default)]
 struct Index {
     /// Served skills in display order: by source (custom, project, user,
-    /// plugin), then by name.
+    /// installed, plugin), then by name.
     skills: Vec<Skill>,
     shadowed: Vec<Shadowed>,
     /// Lowercased full name → index in `skills`.
@@ -241,6 +272,7 @@ impl Index {
                 source: root.source,
                 root: Arc::clone(&root_paths[found.root]),
                 plugin: root.plugin.clone(),
+                origin: root.origin.clone(),
                 fence: root.fence.clone(),
                 parsed: found.parsed,
             };
@@ -318,7 +350,16 @@ fn full_name(name: &str, plugin: Option<&Plugin>) -> String {
 }
 
 fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
-    let why = if winner.source == loser.source {
+    let why = if let (Some(first), Some(second)) = (&winner.origin, &loser.origin) {
+        if first.id == second.id {
+            format!("both come from source '{}'", first.id)
+        } else {
+            format!(
+                "source '{}' was added before source '{}'",
+                first.id, second.id
+            )
+        }
+    } else if winner.source == loser.source {
         format!("{} comes first in the search order", winner.root.display())
     } else {
         format!(

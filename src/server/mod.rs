@@ -72,6 +72,13 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     // Background tasks run until the process exits (see `main`): tearing
     // them down would cost more than it saves.
     notify_changes(&registry, running.peer().clone(), &options);
+    // The start-up scan checked installed skills by their `SKILL.md` alone:
+    // check all their files now, off the request path (a skill that fails
+    // is withdrawn, with list-changed notifications). The watcher refreshes
+    // once it is armed anyway.
+    if registry.has_installed() && !options.watch {
+        registry.request_refresh();
+    }
     if let Some(every) = options.refresh_interval {
         registry.spawn_interval(every);
     }

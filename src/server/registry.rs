@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
 use crate::files::Files;
+use crate::installed::Verify;
 use crate::render;
 use crate::scan::Cache;
 use crate::snapshot::{self, Snapshot};
@@ -129,9 +130,12 @@ struct Gate {
 
 impl Registry {
     /// Scans once (blocking) and returns the registry holding the result.
+    /// Installed skills are checked by their `SKILL.md` alone
+    /// ([`Verify::Quick`]): the server refreshes right after start-up,
+    /// which checks all their files ([`Registry::has_installed`]).
     pub fn new(config: Config, budget: usize) -> Registry {
         let mut cache = Cache::default();
-        let snapshot = snapshot::load(&config, &mut cache, None);
+        let snapshot = snapshot::load_with(&config, &mut cache, None, Verify::Quick);
         let description = render::tool_description(snapshot.skills(), budget);
         Registry {
             contents: Contents::new(config.max_file_bytes),
@@ -148,6 +152,13 @@ impl Registry {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Whether the current snapshot serves installed skills (whose files
+    /// the start-up scan checked by their `SKILL.md` alone).
+    pub fn has_installed(&self) -> bool {
+        let served = self.current();
+        served.snapshot.roots.iter().any(|r| r.origin.is_some())
     }
 
     /// The texts of called skills, shared by every request.

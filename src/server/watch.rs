@@ -10,7 +10,8 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, for those files.
+//! - the folders of the plugin manifest and settings files, for those files,
+//!   and of the lock of installed skills (`sources.lock`), for it.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -26,6 +27,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::disk::{self, FileId};
+use crate::installed;
 use crate::plugins;
 use crate::roots;
 use crate::scan;
@@ -81,7 +83,9 @@ impl Plan {
         }
         // A root that is a symlink can be re-pointed without a change inside
         // it: watch its name in its parent.
-        for root in &snapshot.roots {
+        // (Installed roots are store entries, never symlinks: one that
+        // became one no longer verifies.)
+        for root in snapshot.roots.iter().filter(|r| r.origin.is_none()) {
             let is_link =
                 std::fs::symlink_metadata(&root.path).is_ok_and(|m| m.file_type().is_symlink());
             if is_link
@@ -162,6 +166,9 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 "file watching is unavailable ({err}); {}",
                 fallback(interval)
             );
+            // The refresh an armed watcher makes at once (installed skills
+            // are checked in full by it).
+            registry.request_refresh();
             return;
         }
     };
@@ -296,7 +303,10 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    let files = plugins::config_files(registry.config());
+    // The plugin manifests and settings, and the lock of installed skills:
+    // `add`, `update` and `remove` rewrite it.
+    let mut files = plugins::config_files(registry.config());
+    files.extend(installed::lock_file(registry.config()));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

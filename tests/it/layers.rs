@@ -24,12 +24,12 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["config", "disk"],
     &["contents", "parse", "roots"],
-    &["files", "plugins", "skill"],
+    &["files", "installed", "plugins", "skill"],
     &["scan", "search"],
     &["snapshot"],
     &["render", "resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server"],
+    &["commands", "import", "server", "sources"],
     &["cli"],
 ];
 

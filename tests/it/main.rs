@@ -20,4 +20,5 @@ mod refresh;
 mod resources;
 mod search;
 mod server;
+mod sources;
 mod trust;

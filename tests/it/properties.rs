@@ -66,6 +66,7 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
         source: Source::User,
         root: std::path::Path::new("/skills").into(),
         plugin: None,
+        origin: None,
         fence: None,
         parsed: Arc::new(Parsed {
             name: name.to_owned(),
