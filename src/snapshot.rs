@@ -36,30 +36,15 @@ pub fn load_with(
     previous: Option<&Snapshot>,
     verify: Verify,
 ) -> Snapshot {
-    fn cpu() -> std::time::Duration {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: temporary measurement.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    }
-    let c0 = cpu();
-    let t0 = std::time::Instant::now();
     let mut roots = roots::roots(config);
-    let t1 = t0.elapsed();
     let installed = installed::discover(config, verify);
-    let t2 = t0.elapsed();
-    let c2 = cpu() - c0;
     roots.extend(installed.roots);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
-    let t3 = t0.elapsed();
     let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
-    let t4 = t0.elapsed();
     scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    let s = Snapshot::build(roots, scan, previous);
-    tracing::info!("TIMING roots {t1:?} installed {t2:?} (cpu {c2:?}) plugins {t3:?} scan {t4:?} build {:?} cpu {:?}", t0.elapsed(), cpu() - c0);
-    s
+    Snapshot::build(roots, scan, previous)
 }
 
 /// A skill that lost a name collision.
