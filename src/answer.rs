@@ -12,11 +12,12 @@ use crate::contents::Contents;
 use crate::disk::{self, ReadError};
 use crate::files::{self, Content, FileError, Files, Kind, Target};
 use crate::parse;
-use crate::render;
+use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
+use crate::uri;
 
 /// What a `skill` call with some name returns.
 #[derive(Debug)]
@@ -94,8 +95,14 @@ impl Answer {
 /// Resolves `name` in `snapshot`, reads the skill's file through `contents`,
 /// lists its other files through `files`, and searches on a miss:
 /// [`lookup`], then [`not_found`].
-pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Answer {
-    match lookup(snapshot, name, contents, files) {
+pub fn answer(
+    snapshot: &Snapshot,
+    name: &str,
+    contents: &Contents,
+    files: &Files,
+    base: Base,
+) -> Answer {
+    match lookup(snapshot, name, contents, files, base) {
         Lookup::Answer(answer) => answer,
         Lookup::Miss { vanished } => not_found(snapshot, name, vanished.as_deref()),
     }
@@ -104,15 +111,21 @@ pub fn answer(snapshot: &Snapshot, name: &str, contents: &Contents, files: &File
 /// Resolves `name` in `snapshot`, reads the skill's file through `contents`
 /// and lists its other files through `files`; cheap whatever the name, since
 /// a name over [`MAX_QUERY_CHARS`] characters is refused before it is looked
-/// at.
-pub fn lookup(snapshot: &Snapshot, name: &str, contents: &Contents, files: &Files) -> Lookup {
-    let skill = match find(snapshot, name) {
+/// at. `base` says how the answer names the skill's folder.
+pub fn lookup(
+    snapshot: &Snapshot,
+    name: &str,
+    contents: &Contents,
+    files: &Files,
+    base: Base,
+) -> Lookup {
+    let skill = match find(snapshot, name, base) {
         Ok(skill) => skill,
         Err(lookup) => return lookup,
     };
     let answer = match read(skill, contents) {
         Ok(content) => Answer::Skill {
-            text: render::loading(skill, &content),
+            text: render::loading(skill, &content, &base_directory(skill, base)),
             files: render::files_block(skill, &files.listing(&skill.dir)),
         },
         // The folder may be gone too, or be a file now.
@@ -164,8 +177,14 @@ impl FileAnswer {
 }
 
 /// [`lookup_file`], then [`not_found`] on a miss.
-pub fn answer_file(snapshot: &Snapshot, name: &str, file: &str, files: &Files) -> FileAnswer {
-    match lookup_file(snapshot, name, file, files) {
+pub fn answer_file(
+    snapshot: &Snapshot,
+    name: &str,
+    file: &str,
+    files: &Files,
+    base: Base,
+) -> FileAnswer {
+    match lookup_file(snapshot, name, file, files, base) {
         Lookup::Answer(answer) => answer,
         Lookup::Miss { vanished } => {
             FileAnswer::Skill(not_found(snapshot, name, vanished.as_deref()))
@@ -181,8 +200,9 @@ pub fn lookup_file(
     name: &str,
     file: &str,
     files: &Files,
+    base: Base,
 ) -> Lookup<FileAnswer> {
-    let skill = match find(snapshot, name) {
+    let skill = match find(snapshot, name, base) {
         Ok(skill) => skill,
         Err(Lookup::Answer(answer)) => return Lookup::Answer(FileAnswer::Skill(answer)),
         Err(Lookup::Miss { vanished }) => return Lookup::Miss { vanished },
@@ -211,9 +231,20 @@ pub fn lookup_file(
         return Lookup::Answer(FileAnswer::Text(render::folder(skill, rel, &listing)));
     }
     Lookup::Answer(match files.read(&target) {
-        Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(skill, rel, &text)),
+        Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(
+            skill,
+            rel,
+            &text,
+            &base_directory(skill, base),
+        )),
         Ok(Content::Image { bytes, mime }) => FileAnswer::Image {
-            text: render::loading_image(skill, rel, mime, bytes.len() as u64),
+            text: render::loading_image(
+                skill,
+                rel,
+                mime,
+                bytes.len() as u64,
+                &base_directory(skill, base),
+            ),
             mime,
             bytes,
         },
@@ -239,7 +270,7 @@ pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
 
 /// The skill `name` resolves to, or what to answer instead: a name too long
 /// to look up, an ambiguous or broken name, or a miss.
-fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
+fn find<'a>(snapshot: &'a Snapshot, name: &str, base: Base) -> Result<&'a Skill, Lookup> {
     if name.chars().nth(MAX_QUERY_CHARS).is_some() {
         return Err(Lookup::Answer(Answer::Invalid(render::name_too_long())));
     }
@@ -247,11 +278,20 @@ fn find<'a>(snapshot: &'a Snapshot, name: &str) -> Result<&'a Skill, Lookup> {
         Resolution::Found(skill) => return Ok(skill),
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
         Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
-            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic)),
+            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic, base)),
             None => return Err(Lookup::Miss { vanished: None }),
         },
     };
     Err(Lookup::Answer(answer))
+}
+
+/// The `Base directory` line's value: the skill folder's path, or for a
+/// remote client its `skill://` URI and how to read its files.
+fn base_directory(skill: &Skill, base: Base) -> String {
+    match base {
+        Base::Path => skill.dir.display().to_string(),
+        Base::Uri => render::remote_base_directory(&uri::of(&skill.name, "")),
+    }
 }
 
 /// The miss of a skill of the snapshot whose files are gone: the user deleted

@@ -8,12 +8,14 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{
-    Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
-    MIN_DESCRIPTION_BUDGET, ServeOptions, absolute,
+    Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_HTTP_ADDR, DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_REFRESH_SECS, DEFAULT_SESSION_IDLE_SECS, Env, HttpOptions,
+    MIN_DESCRIPTION_BUDGET, OAuth, ServeOptions, absolute,
 };
 use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::program::SearchEnv;
 use crate::sources::{AddOptions, UpdateOptions};
 
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
@@ -62,7 +64,10 @@ Examples:
   skillserve add anthropics/skills    install the skills of a GitHub repository (after a review)
   skillserve update --check           are there updates? (exit 10 when there are)
   skillserve publish ./skills --out site
-                                      your skills as an index any static web host can serve";
+                                      your skills as an index any static web host can serve
+  skillserve serve --http             serve a team over HTTP at http://127.0.0.1:8080/mcp
+  skillserve token new alice --file tokens
+                                      a bearer token for --auth-tokens tokens";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -149,6 +154,39 @@ pub enum Command {
         #[arg(long, value_name = "OUT")]
         out: String,
     },
+    /// Bearer tokens for `serve --http --auth-tokens FILE`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `token` and its subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Print a new random token once and append its SHA-256 to the token file.
+    New {
+        /// A name for the token, logged with each request it makes (letters, digits, `.`, `_`, `-`, `@`).
+        label: String,
+        /// The token file [default: tokens in skillserve's config folder, e.g. ~/.config/skillserve/tokens].
+        #[arg(long, value_name = "FILE")]
+        file: Option<String>,
+    },
+}
+
+impl TokenCommand {
+    /// The token file of `token new`: `--file`, else `tokens` in the config
+    /// folder.
+    pub fn file(&self, env: &Env, config: &Config) -> Result<PathBuf, UsageError> {
+        let TokenCommand::New { file, .. } = self;
+        match file {
+            Some(file) => expand_path("--file", file, env),
+            None => config
+                .folders
+                .config
+                .as_ref()
+                .map(|dir| dir.join("tokens"))
+                .ok_or(UsageError::NoTokenFile),
+        }
+    }
 }
 
 impl Command {
@@ -165,6 +203,7 @@ impl Command {
             Command::Remove { .. } => Some("remove"),
             Command::Sources { .. } => Some("sources"),
             Command::Publish { .. } => Some("publish"),
+            Command::Token(_) => Some("token"),
         }
     }
 }
@@ -239,6 +278,138 @@ pub struct ServeArgs {
     /// Do not offer skill files as MCP resources (and so not the skills extension).
     #[arg(long, global = true)]
     pub no_resources: bool,
+
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio [ADDR default: 127.0.0.1:8080].
+    #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = DEFAULT_HTTP_ADDR, help_heading = "HTTP server options")]
+    pub http: Option<String>,
+
+    /// Accept the bearer tokens whose hashes FILE holds (`label:sha256hex` lines; see `token new`); re-read when it changes.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "HTTP server options"
+    )]
+    pub auth_tokens: Option<String>,
+
+    /// Accept JWT access tokens of this OAuth authorization server (needs --oauth-audience).
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        requires = "oauth_audience",
+        help_heading = "HTTP server options"
+    )]
+    pub oauth_issuer: Option<String>,
+
+    /// The audience (`aud`) OAuth access tokens must name, usually this server's URL.
+    #[arg(
+        long,
+        global = true,
+        value_name = "AUD",
+        requires = "oauth_issuer",
+        help_heading = "HTTP server options"
+    )]
+    pub oauth_audience: Option<String>,
+
+    /// Serve a non-loopback address without authentication (behind a proxy that authenticates).
+    #[arg(long, global = true, help_heading = "HTTP server options")]
+    pub insecure_no_auth: bool,
+
+    /// Allow browser requests from ORIGIN, e.g. https://app.example.com (repeatable); loopback origins are allowed on a loopback address.
+    #[arg(
+        long = "allowed-origin",
+        global = true,
+        value_name = "ORIGIN",
+        help_heading = "HTTP server options"
+    )]
+    pub allowed_origins: Vec<String>,
+
+    /// The URL clients use for /mcp, when a proxy sits in front (named in the OAuth metadata) [default: from the Host header].
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "HTTP server options"
+    )]
+    pub public_url: Option<String>,
+
+    /// Serve Prometheus metrics at /metrics.
+    #[arg(long, global = true, help_heading = "HTTP server options")]
+    pub metrics: bool,
+
+    /// At most N open sessions (2025-11-25 clients); one more ends the session idle longest [default: 1000].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "HTTP server options")]
+    pub max_sessions: Option<u64>,
+
+    /// End a session after SECS seconds without a request [default: 600].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_REFRESH_SECS), help_heading = "HTTP server options")]
+    pub session_idle: Option<u64>,
+}
+
+/// The flags that only `--http` uses, for the error when one comes without it.
+fn http_only_flag(serve: &ServeArgs) -> Option<&'static str> {
+    [
+        (serve.auth_tokens.is_some(), "--auth-tokens"),
+        (serve.oauth_issuer.is_some(), "--oauth-issuer"),
+        (serve.insecure_no_auth, "--insecure-no-auth"),
+        (!serve.allowed_origins.is_empty(), "--allowed-origin"),
+        (serve.public_url.is_some(), "--public-url"),
+        (serve.metrics, "--metrics"),
+        (serve.max_sessions.is_some(), "--max-sessions"),
+        (serve.session_idle.is_some(), "--session-idle"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// `--http`'s ADDR: `host:port` with an IP address or `localhost`, or a port
+/// alone (on 127.0.0.1).
+fn parse_addr(value: &str) -> Result<std::net::SocketAddr, UsageError> {
+    let value = value.trim();
+    let bad = || UsageError::HttpAddr(value.to_owned());
+    if let Ok(port) = value.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = value.strip_prefix("localhost:") {
+        let port = port.parse::<u16>().map_err(|_| bad())?;
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    value.parse().map_err(|_| bad())
+}
+
+/// An origin as browsers send it: `scheme://host[:port]`, nothing after.
+fn check_origin(origin: &str) -> Result<String, UsageError> {
+    let bad = || UsageError::Origin(origin.to_owned());
+    let (scheme, rest) = origin.split_once("://").ok_or_else(bad)?;
+    if !matches!(scheme, "http" | "https") || rest.is_empty() || rest.contains(['/', '?', '#']) {
+        return Err(bad());
+    }
+    Ok(origin.trim_end_matches('/').to_ascii_lowercase())
+}
+
+/// An issuer or public URL: `https://`, or `http://` for a loopback host.
+fn check_url(what: &'static str, url: &str) -> Result<String, UsageError> {
+    let url = url.trim().trim_end_matches('/');
+    let bad = || UsageError::Url {
+        what,
+        value: url.to_owned(),
+    };
+    if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split(['/', ':']).next().unwrap_or("");
+        let loopback = host == "localhost"
+            || host == "[::1]"
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err(bad());
+        }
+    } else if !url.starts_with("https://") || url.len() <= "https://".len() {
+        return Err(bad());
+    }
+    Ok(url.to_owned())
 }
 
 /// Options of `import`.
@@ -378,6 +549,7 @@ impl ImportArgs {
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -393,6 +565,7 @@ impl InvokeArgs {
             json: self.json,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
+            programs: SearchEnv::from_env(env),
         })
     }
 }
@@ -412,8 +585,13 @@ pub enum UsageError {
     BudgetTooSmall(usize),
     #[error("{what} is empty; give a folder")]
     EmptyPath { what: &'static str },
-    #[error("{what} `{value}` starts with `~`, but HOME is not set")]
-    NoHome { what: &'static str, value: String },
+    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
+    NoHome {
+        what: &'static str,
+        value: String,
+        /// Why, e.g. "HOME is not set".
+        why: String,
+    },
     #[error("{flag} only applies to the server, not to `{command}`")]
     ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
@@ -422,6 +600,26 @@ pub enum UsageError {
     LogLevel { what: &'static str, value: String },
     #[error("invalid log filter `{value}`: {reason}")]
     LogFilter { value: String, reason: String },
+    #[error("{0} only applies with --http")]
+    NeedsHttp(&'static str),
+    #[error(
+        "--http `{0}` is not an address: give host:port with an IP address (127.0.0.1:8080, 0.0.0.0:8080, [::]:8080), localhost:PORT, or a port"
+    )]
+    HttpAddr(String),
+    #[error(
+        "--http {0} is not a loopback address, so requests must be authenticated: give --auth-tokens FILE (see `skillserve token new`) or --oauth-issuer URL --oauth-audience AUD, or --insecure-no-auth when a proxy in front authenticates"
+    )]
+    NoAuth(std::net::SocketAddr),
+    #[error(
+        "--allowed-origin `{0}` is not an origin: give scheme://host[:port], e.g. https://app.example.com"
+    )]
+    Origin(String),
+    #[error("{what} `{value}` must be an https:// URL (http:// only for localhost)")]
+    Url { what: &'static str, value: String },
+    #[error("no config folder to keep the token file in (HOME is not set); give --file FILE")]
+    NoTokenFile,
+    #[error("--auth-tokens {0}")]
+    TokenFile(#[from] crate::tokens::TokenError),
 }
 
 /// `--description-budget` (the default when not given), refused under
@@ -502,7 +700,65 @@ impl Cli {
             watch: !serve.no_watch,
             prompts: !serve.no_prompts,
             resources: !serve.no_resources,
+            http: None,
         })
+    }
+
+    /// The server options with `--http`'s, paths expanded against `env`.
+    /// A non-loopback address without authentication is refused unless
+    /// `--insecure-no-auth`.
+    pub fn serve_options_with_http(&self, env: &Env) -> Result<ServeOptions, UsageError> {
+        let mut options = self.serve_options()?;
+        let serve = &self.serve;
+        let Some(addr) = &serve.http else {
+            return match http_only_flag(serve) {
+                Some(flag) => Err(UsageError::NeedsHttp(flag)),
+                None => Ok(options),
+            };
+        };
+        let addr = parse_addr(addr)?;
+        let tokens = match &serve.auth_tokens {
+            Some(file) => {
+                let path = expand_path("--auth-tokens", file, env)?;
+                // Read once here, so that a bad file stops start-up.
+                crate::tokens::TokenFile::read(&path)?;
+                Some(path)
+            }
+            None => None,
+        };
+        let oauth = match (&serve.oauth_issuer, &serve.oauth_audience) {
+            (Some(issuer), Some(audience)) => Some(OAuth {
+                issuer: check_url("--oauth-issuer", issuer)?,
+                audience: audience.clone(),
+            }),
+            _ => None,
+        };
+        let http = HttpOptions {
+            addr,
+            tokens,
+            oauth,
+            allowed_origins: serve
+                .allowed_origins
+                .iter()
+                .map(|origin| check_origin(origin))
+                .collect::<Result<_, _>>()?,
+            public_url: match &serve.public_url {
+                Some(url) => Some(check_url("--public-url", url)?),
+                None => None,
+            },
+            metrics: serve.metrics,
+            max_sessions: serve
+                .max_sessions
+                .map_or(DEFAULT_MAX_SESSIONS, |n| n as usize),
+            session_idle: Duration::from_secs(
+                serve.session_idle.unwrap_or(DEFAULT_SESSION_IDLE_SECS),
+            ),
+        };
+        if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
+            return Err(UsageError::NoAuth(addr));
+        }
+        options.http = Some(http);
+        Ok(options)
     }
 
     /// The `tracing` filter for the log: `--log-level` (a bare level applies
@@ -534,15 +790,44 @@ impl Cli {
     pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
         let args = &self.shared;
         let mut warnings = Vec::new();
-        let expand = |what: &'static str, value: &str| expand_path(what, value, env);
+        let user = !args.no_user;
+        if env.home.dir.is_none() && user {
+            warnings.push(format!(
+                "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
+                env.home.why_none()
+            ));
+        }
+        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
+            var.as_deref()
+                .map(|dir| absolute(dir.as_ref(), &env.cwd))
+                .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
+        };
+        let config = Config {
+            custom_dirs: self.custom_dirs(env)?,
+            project_dir: self.project_dir(env)?,
+            home: env.home.dir.clone(),
+            user,
+            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
+            codex_home: under_home(&env.codex_home, ".codex"),
+            plugins: !args.no_plugins,
+            max_file_bytes: args.max_file_bytes,
+            folders: Folders::of(env.home.dir.as_deref(), |name| {
+                env.vars.get(name).filter(|v| !v.is_empty())
+            }),
+        };
+        Ok((config, warnings))
+    }
 
-        let mut custom_dirs = Vec::new();
-        for dir in &args.skills_dirs {
-            custom_dirs.push(expand("--skills-dir", dir)?);
+    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
+    /// expanded; one that exists but is not a folder stops start-up.
+    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
+        let mut dirs = Vec::new();
+        for dir in &self.shared.skills_dirs {
+            dirs.push(expand_path("--skills-dir", dir, env)?);
         }
         if let Some(Command::Serve(serve)) = &self.command {
             for dir in &serve.folders {
-                custom_dirs.push(expand("skills folder", dir)?);
+                dirs.push(expand_path("skills folder", dir, env)?);
             }
         }
         if let Some(list) = &env.skills_dirs {
@@ -551,64 +836,40 @@ impl Cli {
                     continue;
                 }
                 let entry = entry.to_string_lossy().into_owned();
-                custom_dirs.push(expand("SKILLSERVE_SKILLS_DIRS entry", &entry)?);
+                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
             }
         }
-        for dir in &custom_dirs {
-            if dir.exists() && !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "skills folder",
-                    path: dir.clone(),
-                });
-            }
+        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+            return Err(UsageError::NotADirectory {
+                what: "skills folder",
+                path: dir.clone(),
+            });
         }
+        Ok(dirs)
+    }
 
-        let project_dir = if args.no_project {
-            None
-        } else if let Some(dir) = &args.project_dir {
-            let dir = expand("--project-dir", dir)?;
+    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
+    /// else the current directory; `None` with `--no-project`.
+    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
+        let args = &self.shared;
+        // A server reached over HTTP has no client's project to look in.
+        if args.no_project || self.serve.http.is_some() {
+            return Ok(None);
+        }
+        if let Some(dir) = &args.project_dir {
+            let dir = expand_path("--project-dir", dir, env)?;
             if !dir.is_dir() {
                 return Err(UsageError::NotADirectory {
                     what: "--project-dir",
                     path: dir,
                 });
             }
-            Some(dir)
-        } else if let Some(dir) = &env.claude_project_dir {
-            Some(absolute(dir.as_ref(), &env.cwd))
-        } else {
-            Some(env.cwd.clone())
-        };
-
-        let user = !args.no_user;
-        if env.home.is_none() && user {
-            warnings.push(
-                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
-                    .to_owned(),
-            );
+            return Ok(Some(dir));
         }
-        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
-            var.as_deref()
-                .map(|dir| absolute(dir.as_ref(), &env.cwd))
-                .or_else(|| env.home.as_ref().map(|home| home.join(default)))
-        };
-
-        Ok((
-            Config {
-                custom_dirs,
-                project_dir,
-                home: env.home.clone(),
-                user,
-                claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-                codex_home: under_home(&env.codex_home, ".codex"),
-                plugins: !args.no_plugins,
-                max_file_bytes: args.max_file_bytes,
-                folders: Folders::of(env.home.as_deref(), |name| {
-                    env.vars.get(name).filter(|v| !v.is_empty())
-                }),
-            },
-            warnings,
-        ))
+        Ok(Some(match &env.claude_project_dir {
+            Some(dir) => absolute(dir.as_ref(), &env.cwd),
+            None => env.cwd.clone(),
+        }))
     }
 }
 
@@ -640,13 +901,19 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
     if value.trim().is_empty() {
         return Err(UsageError::EmptyPath { what });
     }
-    if value.starts_with('~') && env.home.is_none() {
+    if value.starts_with('~') && env.home.dir.is_none() {
         return Err(UsageError::NoHome {
             what,
             value: value.to_owned(),
+            why: env.home.why_none(),
         });
     }
-    let home = || env.home.as_ref().map(|h| h.to_string_lossy().into_owned());
+    let home = || {
+        env.home
+            .dir
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+    };
     let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
     let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
         UsageError::UnsetVariable {
@@ -664,10 +931,12 @@ fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, Us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
+    use crate::platform::Platform;
 
     fn env() -> Env {
         Env {
-            home: Some("/home/u".into()),
+            home: Home::at("/home/u"),
             cwd: "/work".into(),
             ..Env::default()
         }
@@ -789,14 +1058,17 @@ mod tests {
             Err(UsageError::EmptyPath { .. })
         ));
         let no_home = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
-        assert!(matches!(
-            parse(&["--skills-dir", "~/skills"]).config(&no_home),
-            Err(UsageError::NoHome { .. })
-        ));
+        assert_eq!(
+            parse(&["--skills-dir", "~/skills"])
+                .config(&no_home)
+                .unwrap_err()
+                .to_string(),
+            "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
+        );
     }
 
     #[test]
@@ -886,12 +1158,17 @@ mod tests {
     #[test]
     fn missing_home_is_a_warning() {
         let env = Env {
-            home: None,
+            home: Home::choose(Platform::Unix, None, None),
             cwd: "/".into(),
             ..Env::default()
         };
         let (config, warnings) = parse(&[]).config(&env).unwrap();
         assert_eq!(config.home, None);
-        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings,
+            [
+                "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
+            ]
+        );
     }
 }

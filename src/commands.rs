@@ -16,48 +16,78 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::files::Files;
 use crate::lint;
-use crate::render;
+use crate::render::{self, Base};
 use crate::roots::{Origin, Source, SourceKind};
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Shadowed, Snapshot};
 use crate::text::{plural, printable};
 
 /// Longest description shown under a skill in `list`.
 const LIST_DESCRIPTION_CHARS: usize = 160;
+
+/// How a command prints its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Lines for a person at a terminal.
+    Text,
+    /// One JSON document, for scripts.
+    Json,
+}
+
+impl Format {
+    /// JSON when `--json` was given.
+    pub fn of(json: bool) -> Format {
+        if json { Format::Json } else { Format::Text }
+    }
+}
+
+/// What `skillserve list` shows.
+#[derive(Clone, Copy, Debug)]
+pub struct ListOptions {
+    pub format: Format,
+    /// Also the skills hidden by a same-named skill (`--all`).
+    pub all: bool,
+}
 
 /// `skillserve list [--json] [--all]`. The problem count is `check`'s, and
 /// problems with the skills folders themselves are named.
 pub fn list(
     snapshot: &Snapshot,
     max_file_bytes: u64,
-    json: bool,
-    all: bool,
+    options: ListOptions,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let shadowed = if all { snapshot.shadowed() } else { &[] };
-    if json {
-        let mut items: Vec<ListItem> = snapshot
-            .skills()
-            .iter()
-            .map(|s| ListItem::new(s, None))
-            .collect();
-        items.extend(
-            shadowed
-                .iter()
-                .map(|s| ListItem::new(&s.skill, Some(&s.by))),
-        );
-        serde_json::to_writer_pretty(&mut *out, &items)?;
-        writeln!(out)?;
-        return Ok(ExitCode::Success);
+    let shadowed = if options.all {
+        snapshot.shadowed()
+    } else {
+        &[]
+    };
+    match options.format {
+        Format::Json => list_json(snapshot, shadowed, out)?,
+        Format::Text => {
+            list_text(snapshot, shadowed, out)?;
+            list_summary(snapshot, max_file_bytes, options.all, out)?;
+        }
     }
+    Ok(ExitCode::Success)
+}
 
-    let skills: Vec<&Skill> = snapshot
+fn list_json(snapshot: &Snapshot, shadowed: &[Shadowed], out: &mut dyn Write) -> io::Result<()> {
+    let served = snapshot.skills().iter().map(|s| ListItem::new(s, None));
+    let hidden = shadowed
+        .iter()
+        .map(|s| ListItem::new(&s.skill, Some(&s.by)));
+    let items: Vec<ListItem> = served.chain(hidden).collect();
+    serde_json::to_writer_pretty(&mut *out, &items)?;
+    writeln!(out)
+}
+
+/// Each skill, then those `shadowed`, with names in one column.
+fn list_text(snapshot: &Snapshot, shadowed: &[Shadowed], out: &mut dyn Write) -> io::Result<()> {
+    let width = snapshot
         .skills()
         .iter()
         .chain(shadowed.iter().map(|s| &s.skill))
-        .collect();
-    let width = skills
-        .iter()
         .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(0)
@@ -75,23 +105,34 @@ pub fn list(
             writeln!(out, "    hidden by {}", entry.by.display())?;
         }
     }
-    if snapshot.skills().is_empty() {
+    Ok(())
+}
+
+/// The count of skills by source (or where nothing was found), problems
+/// with the skills folders, and `check`'s count of problems.
+fn list_summary(
+    snapshot: &Snapshot,
+    max_file_bytes: u64,
+    all: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let served = snapshot.skills().len();
+    if served == 0 {
         writeln!(out, "No skills found. Looked in:")?;
         for root in &snapshot.roots {
             writeln!(out, "  {:<8} {}", root.source, root.path.display())?;
         }
     } else {
+        let hidden = match snapshot.shadowed().len() {
+            0 => String::new(),
+            n if all => format!("; {n} hidden"),
+            n => format!("; {n} hidden (see --all)"),
+        };
         writeln!(
             out,
-            "\n{} skill{} ({}){}",
-            snapshot.skills().len(),
-            plural(snapshot.skills().len()),
+            "\n{served} skill{} ({}){hidden}",
+            plural(served),
             snapshot.count_by_source(),
-            match snapshot.shadowed().len() {
-                0 => String::new(),
-                n if all => format!("; {n} hidden"),
-                n => format!("; {n} hidden (see --all)"),
-            }
         )?;
     }
     let report = report(snapshot, max_file_bytes);
@@ -102,7 +143,7 @@ pub fn list(
     if counts.any() {
         writeln!(out, "{counts}; run `skillserve check` for details")?;
     }
-    Ok(ExitCode::Success)
+    Ok(())
 }
 
 /// `skillserve list --description`: the `skill` tool's description exactly as
@@ -300,8 +341,14 @@ pub fn show(
 ) -> io::Result<ExitCode> {
     let files = Files::new(max_file_bytes);
     let answer = match file {
-        None => answer::answer(snapshot, name, &Contents::new(max_file_bytes), &files),
-        Some(file) => match answer::answer_file(snapshot, name, file, &files) {
+        None => answer::answer(
+            snapshot,
+            name,
+            &Contents::new(max_file_bytes),
+            &files,
+            Base::Path,
+        ),
+        Some(file) => match answer::answer_file(snapshot, name, file, &files, Base::Path) {
             FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
                 return write_blocks(out, [text]).map(|()| ExitCode::Success);
             }
@@ -350,7 +397,7 @@ fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -
 pub fn check(
     snapshot: &Snapshot,
     max_file_bytes: u64,
-    json: bool,
+    format: Format,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
     let diagnostics = report(snapshot, max_file_bytes);
@@ -381,7 +428,7 @@ pub fn check(
             .find(|(dir, _)| path.starts_with(dir))
             .map(|(_, origin)| *origin)
     };
-    if json {
+    if format == Format::Json {
         let diagnostics: Vec<serde_json::Value> = by_file
             .values()
             .flatten()

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::folders::Folders;
+use crate::platform::Platform;
 
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -63,6 +64,56 @@ pub struct ServeOptions {
     /// Whether skill files are offered as MCP resources and through the
     /// skills extension (`--no-resources` turns them off).
     pub resources: bool,
+    /// `--http`: serve MCP over Streamable HTTP instead of stdio.
+    pub http: Option<HttpOptions>,
+}
+
+/// The address `--http` listens on when none is given.
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+/// The default cap on open MCP sessions (2025-11-25 clients) of `--http`.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// The default time after which an MCP session with no request ends.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
+
+/// How `serve --http` listens and whom it lets in (behaviour.md §22).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOptions {
+    pub addr: std::net::SocketAddr,
+    /// `--auth-tokens`: the file of `label:sha256hex` lines.
+    pub tokens: Option<PathBuf>,
+    /// `--oauth-issuer` and `--oauth-audience`.
+    pub oauth: Option<OAuth>,
+    /// `--allowed-origin`: browser origins allowed besides loopback ones on a
+    /// loopback address.
+    pub allowed_origins: Vec<String>,
+    /// `--public-url`: the URL clients reach `/mcp` at, when the server is
+    /// behind a proxy (the OAuth resource metadata names it).
+    pub public_url: Option<String>,
+    /// `--metrics`: serve Prometheus metrics at `/metrics`.
+    pub metrics: bool,
+    /// `--max-sessions`: open sessions beyond this end the one idle longest.
+    pub max_sessions: usize,
+    /// `--session-idle`: a session with no request for this long ends.
+    pub session_idle: Duration,
+}
+
+impl HttpOptions {
+    /// Whether requests must carry credentials: they must when any are
+    /// configured.
+    pub fn authenticates(&self) -> bool {
+        self.tokens.is_some() || self.oauth.is_some()
+    }
+}
+
+/// An OAuth 2.1 authorization server whose JWT access tokens the server
+/// accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuth {
+    /// The issuer identifier (`iss`), an `https://` URL (`http://` only on
+    /// loopback).
+    pub issuer: String,
+    /// The audience (`aud`) tokens must name.
+    pub audience: String,
 }
 
 /// The environment, captured once at start-up: the variables skillserve
@@ -72,7 +123,7 @@ pub struct ServeOptions {
 /// precedence rules are testable without touching it.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
-    pub home: Option<PathBuf>,
+    pub home: Home,
     pub claude_config_dir: Option<OsString>,
     pub codex_home: Option<OsString>,
     pub claude_project_dir: Option<OsString>,
@@ -87,14 +138,14 @@ pub struct Env {
 impl Env {
     /// Reads the process environment. Empty variables count as unset.
     pub fn from_process() -> std::io::Result<Env> {
-        let vars = Vars(Arc::new(std::env::vars_os().collect()));
+        let vars = Vars::new(std::env::vars_os().collect());
         let var = |name: &str| {
             vars.get(name)
                 .filter(|v| !v.is_empty())
                 .map(OsStr::to_os_string)
         };
         Ok(Env {
-            home: home_dir_from(var("HOME"), var("USERPROFILE")),
+            home: Home::choose(Platform::CURRENT, var("HOME"), var("USERPROFILE")),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
             claude_project_dir: var("CLAUDE_PROJECT_DIR"),
@@ -113,9 +164,31 @@ impl Env {
 pub struct Vars(Arc<HashMap<OsString, OsString>>);
 
 impl Vars {
-    /// The variable `name`, if it is set (even to an empty value).
+    /// The variables `vars`.
+    pub fn new(vars: HashMap<OsString, OsString>) -> Vars {
+        Vars(Arc::new(vars))
+    }
+
+    /// The variable `name`, if it is set (even to an empty value). On
+    /// Windows names compare case-insensitively, as there (`Path` is `PATH`).
     pub fn get(&self, name: &str) -> Option<&OsStr> {
-        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
+        self.get_on(Platform::CURRENT, name)
+    }
+
+    fn get_on(&self, platform: Platform, name: &str) -> Option<&OsStr> {
+        let exact = self.0.get(OsStr::new(name));
+        let any_case = || {
+            (platform == Platform::Windows)
+                .then(|| {
+                    self.0.iter().find_map(|(key, value)| {
+                        key.to_str()
+                            .is_some_and(|key| platform.same_variable(key, name))
+                            .then_some(value)
+                    })
+                })
+                .flatten()
+        };
+        exact.or_else(any_case).map(OsString::as_os_str)
     }
 
     /// The variable `name` as text (lossily), if it is set.
@@ -125,16 +198,96 @@ impl Vars {
     }
 }
 
-/// `HOME`, or on Windows `USERPROFILE`. Deliberately not the password database:
-/// an unset `HOME` means "no user roots, one warning" (behaviour.md §3.1), which
-/// is what a server started with a scrubbed environment should do.
-fn home_dir_from(home: Option<OsString>, userprofile: Option<OsString>) -> Option<PathBuf> {
-    let home = if cfg!(windows) {
-        home.or(userprofile)
-    } else {
-        home
-    };
-    home.map(PathBuf::from).filter(|p| p.is_absolute())
+/// The home folder and how it was chosen: `HOME` when it holds an absolute
+/// path of this platform, else on Windows `USERPROFILE`. Deliberately not the
+/// password database: no usable variable means "no user roots, one warning"
+/// (behaviour.md §3.1), which is what a server started with a scrubbed
+/// environment should do. On Windows, `HOME` is often set by Git Bash, MSYS
+/// or Cygwin to a path of their own (`/c/Users/me`), which Windows programs
+/// cannot open: such a `HOME` is passed over, not used.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Home {
+    /// The folder, or `None` when no variable holds a usable path.
+    pub dir: Option<PathBuf>,
+    /// The variable `dir` came from.
+    pub from: Option<&'static str>,
+    /// Why each variable looked at before (or instead of) `from` was not
+    /// used, e.g. "HOME is `/c/Users/me`, not an absolute Windows path".
+    pub passed_over: Vec<String>,
+}
+
+impl Home {
+    /// Chooses the home folder from the values of `HOME` and `USERPROFILE`
+    /// (`None`: unset or empty) by `platform`'s rules.
+    pub fn choose(
+        platform: Platform,
+        home: Option<OsString>,
+        userprofile: Option<OsString>,
+    ) -> Home {
+        let mut candidates = vec![("HOME", home)];
+        if platform == Platform::Windows {
+            candidates.push(("USERPROFILE", userprofile));
+        }
+        let mut passed_over = Vec::new();
+        for (var, value) in candidates {
+            match value {
+                Some(value) if platform.is_absolute(&value) => {
+                    return Home {
+                        dir: Some(PathBuf::from(value)),
+                        from: Some(var),
+                        passed_over,
+                    };
+                }
+                Some(value) => passed_over.push(format!(
+                    "{var} is `{}`, not an absolute {}path",
+                    value.to_string_lossy(),
+                    if platform == Platform::Windows {
+                        "Windows "
+                    } else {
+                        ""
+                    }
+                )),
+                None => passed_over.push(format!("{var} is not set")),
+            }
+        }
+        Home {
+            dir: None,
+            from: None,
+            passed_over,
+        }
+    }
+
+    /// The home folder `dir`, as if `HOME` held it.
+    pub fn at(dir: impl Into<PathBuf>) -> Home {
+        Home {
+            dir: Some(dir.into()),
+            from: Some("HOME"),
+            passed_over: Vec::new(),
+        }
+    }
+
+    /// Where the home folder is and which variable said so, for the log:
+    /// `/home/me (from HOME)`, `C:\Users\me (from USERPROFILE; HOME is …)`,
+    /// or why there is none.
+    pub fn describe(&self) -> String {
+        match (&self.dir, self.from) {
+            (Some(dir), Some(from)) if self.passed_over.is_empty() => {
+                format!("{} (from {from})", dir.display())
+            }
+            (Some(dir), Some(from)) => format!(
+                "{} (from {from}; {})",
+                dir.display(),
+                self.passed_over.join("; ")
+            ),
+            _ => format!("none ({})", self.why_none()),
+        }
+    }
+
+    /// Why there is no home folder: "HOME is not set", or on Windows
+    /// "HOME is not set and USERPROFILE is not set".
+    pub fn why_none(&self) -> String {
+        self.passed_over.join(" and ")
+    }
 }
 
 /// Makes `path` absolute against `cwd` without touching the file system
@@ -184,12 +337,77 @@ mod tests {
         assert_eq!(absolute(Path::new("/x/./y"), cwd), Path::new("/x/y"));
     }
 
+    fn choose(platform: Platform, home: Option<&str>, userprofile: Option<&str>) -> Home {
+        Home::choose(platform, home.map(Into::into), userprofile.map(Into::into))
+    }
+
     #[test]
-    fn relative_home_is_ignored() {
-        assert_eq!(home_dir_from(Some("relative".into()), None), None);
+    fn unix_home_is_home_when_absolute() {
         assert_eq!(
-            home_dir_from(Some("/home/a".into()), None),
-            Some(PathBuf::from("/home/a"))
+            choose(Platform::Unix, Some("/home/a"), Some(r"C:\Users\a")),
+            Home::at("/home/a")
+        );
+        assert_eq!(Home::at("/home/a").describe(), "/home/a (from HOME)");
+        let relative = choose(Platform::Unix, Some("relative"), Some(r"C:\Users\a"));
+        assert_eq!(relative.dir, None, "USERPROFILE means nothing on Unix");
+        assert_eq!(
+            relative.why_none(),
+            "HOME is `relative`, not an absolute path"
+        );
+        assert_eq!(
+            choose(Platform::Unix, None, None).why_none(),
+            "HOME is not set"
+        );
+    }
+
+    #[test]
+    fn windows_home_falls_back_to_userprofile_when_home_is_no_windows_path() {
+        let userprofile = Some(r"C:\Users\me");
+        assert_eq!(
+            choose(Platform::Windows, Some(r"D:\home"), userprofile),
+            Home::at(r"D:\home"),
+            "a Windows HOME wins"
+        );
+        for home in [None, Some("/c/Users/me"), Some("/home/me"), Some("~")] {
+            let chosen = choose(Platform::Windows, home, userprofile);
+            assert_eq!(chosen.dir, Some(PathBuf::from(r"C:\Users\me")), "{home:?}");
+            assert_eq!(chosen.from, Some("USERPROFILE"));
+        }
+        let git_bash = choose(Platform::Windows, Some("/c/Users/me"), userprofile);
+        assert_eq!(
+            git_bash.describe(),
+            r"C:\Users\me (from USERPROFILE; HOME is `/c/Users/me`, not an absolute Windows path)"
+        );
+        let none = choose(Platform::Windows, Some("/c/Users/me"), None);
+        assert_eq!(none.dir, None);
+        assert_eq!(
+            none.why_none(),
+            "HOME is `/c/Users/me`, not an absolute Windows path and USERPROFILE is not set"
+        );
+        assert_eq!(
+            choose(Platform::Windows, None, Some("me")).describe(),
+            "none (HOME is not set and USERPROFILE is `me`, not an absolute Windows path)"
+        );
+    }
+
+    #[test]
+    fn windows_variable_names_are_case_insensitive() {
+        let vars = Vars::new(HashMap::from([
+            ("Path".into(), r"C:\bin".into()),
+            ("HOME".into(), "/home/u".into()),
+        ]));
+        assert_eq!(
+            vars.get_on(Platform::Windows, "PATH"),
+            Some(OsStr::new(r"C:\bin"))
+        );
+        assert_eq!(vars.get_on(Platform::Unix, "PATH"), None);
+        assert_eq!(
+            vars.get_on(Platform::Unix, "HOME"),
+            Some(OsStr::new("/home/u"))
+        );
+        assert_eq!(
+            vars.get_on(Platform::Windows, "home"),
+            Some(OsStr::new("/home/u"))
         );
     }
 }

@@ -244,6 +244,18 @@ impl Diagnostic {
     pub fn location(&self) -> String {
         location(&self.path, self.line)
     }
+
+    /// [`Diagnostic::location`] with only the file's folder and name
+    /// (`pdf/SKILL.md:3`): for a remote client, which must not learn where
+    /// the server keeps its files.
+    pub fn location_in_folder(&self) -> String {
+        let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let short: PathBuf = [self.path.parent().and_then(name), name(&self.path)]
+            .into_iter()
+            .flatten()
+            .collect();
+        location(&short, self.line)
+    }
 }
 
 /// `path:line`, or `path` when there is no line.

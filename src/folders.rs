@@ -10,10 +10,13 @@
 //!
 //! macOS uses the XDG layout, as command-line tools there commonly do: users
 //! look for dotfiles in `~/.config`, not in `~/Library/Application Support`.
-//! A relative `XDG_*` value is ignored, as the XDG specification asks.
+//! A relative `XDG_*` value (or, on Windows, an `APPDATA` that is not an
+//! absolute Windows path) is ignored, as the XDG specification asks.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+
+use crate::platform::Platform;
 
 /// The folder name under the platform's config and data folders.
 const APP: &str = "skillserve";
@@ -30,16 +33,20 @@ impl Folders {
     /// The folders for this platform, given the home directory and a lookup
     /// of environment variables.
     pub fn of<'a>(home: Option<&Path>, var: impl Fn(&str) -> Option<&'a OsStr>) -> Folders {
-        Folders::for_platform(cfg!(windows), home, var)
+        Folders::for_platform(Platform::CURRENT, home, var)
     }
 
     fn for_platform<'a>(
-        windows: bool,
+        platform: Platform,
         home: Option<&Path>,
         var: impl Fn(&str) -> Option<&'a OsStr>,
     ) -> Folders {
-        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-        let (config, data) = if windows {
+        let absolute = |name: &str| {
+            var(name)
+                .filter(|value| platform.is_absolute(value))
+                .map(PathBuf::from)
+        };
+        let (config, data) = if platform == Platform::Windows {
             (
                 absolute("APPDATA").or_else(|| home.map(|h| h.join("AppData/Roaming"))),
                 absolute("LOCALAPPDATA").or_else(|| home.map(|h| h.join("AppData/Local"))),
@@ -65,22 +72,22 @@ fn xdg(set: Option<PathBuf>, home: Option<&Path>, default: &str) -> Option<PathB
 mod tests {
     use super::*;
 
-    fn folders(windows: bool, home: Option<&str>, vars: &[(&str, &str)]) -> Folders {
+    fn folders(platform: Platform, home: Option<&str>, vars: &[(&str, &str)]) -> Folders {
         let var = |name: &str| {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, value)| OsStr::new(*value))
         };
-        Folders::for_platform(windows, home.map(Path::new), var)
+        Folders::for_platform(platform, home.map(Path::new), var)
     }
 
     #[test]
     fn unix_folders_follow_xdg_with_home_defaults() {
-        let found = folders(false, Some("/home/u"), &[]);
+        let found = folders(Platform::Unix, Some("/home/u"), &[]);
         assert_eq!(found.config, Some("/home/u/.config/skillserve".into()));
         assert_eq!(found.data, Some("/home/u/.local/share/skillserve".into()));
         let found = folders(
-            false,
+            Platform::Unix,
             Some("/home/u"),
             &[("XDG_CONFIG_HOME", "/c"), ("XDG_DATA_HOME", "relative")],
         );
@@ -90,28 +97,25 @@ mod tests {
 
     #[test]
     fn no_home_and_no_variables_means_no_folders() {
-        assert_eq!(folders(false, None, &[]), Folders::default());
-        assert_eq!(folders(true, None, &[]), Folders::default());
+        assert_eq!(folders(Platform::Unix, None, &[]), Folders::default());
+        assert_eq!(folders(Platform::Windows, None, &[]), Folders::default());
     }
 
-    #[cfg(windows)]
     #[test]
     fn windows_folders_are_appdata_and_localappdata() {
         let found = folders(
-            true,
+            Platform::Windows,
             None,
             &[
                 ("APPDATA", r"C:\Users\u\AppData\Roaming"),
                 ("LOCALAPPDATA", r"C:\Users\u\AppData\Local"),
             ],
         );
-        assert_eq!(
-            found.config,
-            Some(r"C:\Users\u\AppData\Roaming\skillserve".into())
-        );
-        assert_eq!(
-            found.data,
-            Some(r"C:\Users\u\AppData\Local\skillserve".into())
-        );
+        // Joined with this platform's separator: `\` on Windows.
+        let under = |dir: &str| Some(PathBuf::from(dir).join("skillserve"));
+        assert_eq!(found.config, under(r"C:\Users\u\AppData\Roaming"));
+        assert_eq!(found.data, under(r"C:\Users\u\AppData\Local"));
+        let git_bash = folders(Platform::Windows, None, &[("APPDATA", "/c/Users/u")]);
+        assert_eq!(git_bash.config, None);
     }
 }

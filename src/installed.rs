@@ -1,5 +1,5 @@
 //! Installed skills: what `skillserve add` fetched, read back for serving
-//! (behaviour.md §15). Reading only: fetching, writing the store and editing
+//! (behaviour.md, "Sources"). Reading only: fetching, writing the store and editing
 //! the lock are the commands' job (`sources`).
 //!
 //! Two things live in the user's folders ([`Paths`]):
@@ -112,7 +112,10 @@ fn is_lower_hex(byte: u8) -> bool {
 /// on every platform).
 pub fn is_source_id(id: &str) -> bool {
     id.len() <= 64
-        && id.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && id
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         && id
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
@@ -271,7 +274,9 @@ impl LockReader<'_> {
         let root = document.as_table();
         self.known_keys(root, &["version", "sources"], "the top level")?;
         match root.get("version") {
-            None => return Err(self.error(1, "no `version`; the first line should be `version = 1`")),
+            None => {
+                return Err(self.error(1, "no `version`; the first line should be `version = 1`"));
+            }
             Some(item) => match item.as_integer() {
                 Some(LOCK_VERSION) => {}
                 Some(newer) if newer > LOCK_VERSION => {
@@ -358,7 +363,10 @@ impl LockReader<'_> {
                 ));
             };
             for value in array.iter() {
-                match value.as_str().filter(|name| !name.chars().any(char::is_control)) {
+                match value
+                    .as_str()
+                    .filter(|name| !name.chars().any(char::is_control))
+                {
                     Some(name) => picked.push(name.to_owned()),
                     None => {
                         return Err(self.error(
@@ -733,7 +741,12 @@ pub fn verify_entry(entry: &Path, digest: &str) -> Result<Verified, EntryProblem
         Err(err) if disk::is_gone(&err) => return Err(EntryProblem::Missing),
         Err(err) => return Err(EntryProblem::Tampered(err.to_string())),
     };
-    let actual = digest::skill(verified.files.iter().map(|(path, sum, _)| (path.as_str(), sum)));
+    let actual = digest::skill(
+        verified
+            .files
+            .iter()
+            .map(|(path, sum, _)| (path.as_str(), sum)),
+    );
     if actual != digest {
         return Err(EntryProblem::Tampered(format!(
             "they hash to {actual}, not to its name"
@@ -766,7 +779,10 @@ pub fn hash_tree(dir: &Path) -> io::Result<Verified> {
         }
         // The folder's version after listing it: an entry added since
         // changes it.
-        out.stamps.push((shown(&rel).to_owned(), Stamp::of(&fs::symlink_metadata(&path)?)));
+        out.stamps.push((
+            shown(&rel).to_owned(),
+            Stamp::of(&fs::symlink_metadata(&path)?),
+        ));
         for (name, kind) in children {
             let child_rel = if rel.is_empty() {
                 name.clone()
@@ -802,7 +818,8 @@ pub fn hash_tree(dir: &Path) -> io::Result<Verified> {
             }
         }
     }
-    out.files.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    out.files
+        .sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     Ok(out)
 }
 
@@ -877,9 +894,9 @@ impl Stamps {
     fn own_file(&self) -> Option<(String, Stamp)> {
         match self {
             Stamps::Raw { own, .. } => own.clone(),
-            Stamps::Decoded(stamps) => SKILL_FILES.iter().find_map(|name| {
-                stamps.iter().find(|(rel, _)| rel == name).cloned()
-            }),
+            Stamps::Decoded(stamps) => SKILL_FILES
+                .iter()
+                .find_map(|name| stamps.iter().find(|(rel, _)| rel == name).cloned()),
         }
     }
 
@@ -923,8 +940,12 @@ impl PartialEq for Stamps {
     fn eq(&self, other: &Stamps) -> bool {
         match (self, other) {
             (
-                Stamps::Raw { text: a, lines: la, .. },
-                Stamps::Raw { text: b, lines: lb, .. },
+                Stamps::Raw {
+                    text: a, lines: la, ..
+                },
+                Stamps::Raw {
+                    text: b, lines: lb, ..
+                },
             ) => a[la.clone()] == b[lb.clone()],
             _ => self.decoded() == other.decoded(),
         }
@@ -1073,9 +1094,9 @@ impl Record {
                 .chain(&s.subdir)
                 .chain(&s.picked)
                 .all(|text| one_line(text))
-                && s.skills.iter().all(|k| {
-                    one_line(&k.name) && one_line(&k.path) && one_line(&k.digest)
-                })
+                && s.skills
+                    .iter()
+                    .all(|k| one_line(&k.name) && one_line(&k.path) && one_line(&k.digest))
         });
         self.lock = representable.then(|| (stamp, Arc::new(lock.clone())));
     }
@@ -1100,9 +1121,10 @@ impl Record {
                     let (own, stamp) = recorded.own_file()?;
                     let same = match depth {
                         Depth::OwnFile => folder.stamp(store, hex, &own) == Some(stamp),
-                        Depth::Everything => recorded.decoded()?.iter().all(|(rel, stamp)| {
-                            folder.stamp(store, hex, rel) == Some(*stamp)
-                        }),
+                        Depth::Everything => recorded
+                            .decoded()?
+                            .iter()
+                            .all(|(rel, stamp)| folder.stamp(store, hex, rel) == Some(*stamp)),
                     };
                     same.then(|| (store.join(hex).join(own), stamp))
                 })
@@ -1237,10 +1259,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let name = path.file_name().map_or_else(
-        || "file".into(),
-        |name| name.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |name| name.to_string_lossy().into_owned());
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
         let mut file = fs::File::create(&temporary)?;
@@ -1327,7 +1348,9 @@ artifact = "{DIGEST}"
             error("version = 1\n[sources.x]\nkind = \"svn\"\n"),
             "/c/sources.lock:3: `sources.x.kind` is \"svn\"; it must be \"git\" or \"index\""
         );
-        assert!(error("version = 1\n\n[sources\n").starts_with("/c/sources.lock:3: not valid TOML"));
+        assert!(
+            error("version = 1\n\n[sources\n").starts_with("/c/sources.lock:3: not valid TOML")
+        );
         assert_eq!(
             error("version = 1\ncolour = 3\n"),
             "/c/sources.lock:2: unknown key `colour` in the top level (known: version, sources)"
@@ -1391,21 +1414,39 @@ artifact = "{DIGEST}"
         let skills: Vec<(&Locked, &LockedSkill)> =
             vec![(&lock.sources[0], &lock.sources[0].skills[0])];
         let known = record.unchanged(dir.path(), &skills, Depth::Everything);
-        assert_eq!(known[0].as_ref().map(|k| k.0.clone()), Some(dir.path().join(hex_of(&digest)).join("SKILL.md")));
+        assert_eq!(
+            known[0].as_ref().map(|k| k.0.clone()),
+            Some(dir.path().join(hex_of(&digest)).join("SKILL.md"))
+        );
         let file = dir.path().join("verified");
         record.write(&file).unwrap();
         let reread = Record::read(&file);
         assert_eq!(reread.lock, record.lock);
         reread.write(&file).unwrap();
-        assert_eq!(Record::read(&file).entries[&digest].decoded(), record.entries[&digest].decoded());
-        assert_eq!(record.lock_if(Verify::Stamps, lock_stamp).as_deref(), Some(&lock));
+        assert_eq!(
+            Record::read(&file).entries[&digest].decoded(),
+            record.entries[&digest].decoded()
+        );
+        assert_eq!(
+            record.lock_if(Verify::Stamps, lock_stamp).as_deref(),
+            Some(&lock)
+        );
         assert_eq!(record.lock_if(Verify::Full, lock_stamp), None);
 
         let read = Record::read(&file);
-        assert_eq!(read.unchanged(dir.path(), &skills, Depth::Everything), known);
+        assert_eq!(
+            read.unchanged(dir.path(), &skills, Depth::Everything),
+            known
+        );
         std::fs::write(entry.join("scripts/run.sh"), "c").unwrap();
-        assert_eq!(record.unchanged(dir.path(), &skills, Depth::Everything), vec![None]);
-        assert_eq!(read.unchanged(dir.path(), &skills, Depth::Everything), vec![None]);
+        assert_eq!(
+            record.unchanged(dir.path(), &skills, Depth::Everything),
+            vec![None]
+        );
+        assert_eq!(
+            read.unchanged(dir.path(), &skills, Depth::Everything),
+            vec![None]
+        );
         // A start-up looks at SKILL.md alone.
         assert_eq!(read.unchanged(dir.path(), &skills, Depth::OwnFile), known);
         assert!(matches!(

@@ -4,8 +4,8 @@ use std::io::{IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
-use skillserve::cli::{self, Cli, Command, UsageError};
-use skillserve::commands;
+use skillserve::cli::{self, Cli, Command, TokenCommand, UsageError};
+use skillserve::commands::{self, Format, ListOptions};
 use skillserve::config::{Config, Env, ServeOptions};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
@@ -14,6 +14,7 @@ use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
 use skillserve::snapshot;
 use skillserve::sources::{self, Confirm, SourceError};
+use skillserve::tokens;
 
 fn main() {
     limit_malloc_arenas();
@@ -67,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     for warning in warnings {
         tracing::warn!("{warning}");
     }
-    let options = cli.serve_options()?;
+    let options = cli.serve_options_with_http(&env)?;
 
     let load = || snapshot::load(&config, &mut Cache::default(), None);
     let stdout = std::io::stdout();
@@ -75,7 +76,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
-            if std::io::stdin().is_terminal() {
+            if config.user && config.home.is_some() {
+                // Which variable gave the home folder (on Windows HOME may be
+                // passed over for USERPROFILE); none is already a warning.
+                tracing::info!("home folder: {}", env.home.describe());
+            }
+            if options.http.is_none() && std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
@@ -87,7 +93,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             description: true, ..
         }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
         Some(Command::List { json, all, .. }) => {
-            commands::list(&load(), config.max_file_bytes, *json, *all, &mut out)?
+            let options = ListOptions {
+                format: Format::of(*json),
+                all: *all,
+            };
+            commands::list(&load(), config.max_file_bytes, options, &mut out)?
         }
         Some(Command::Show { name, file }) => commands::show(
             &load(),
@@ -100,7 +110,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check { json }) => {
             // `check` hashes every installed skill's files.
             let snapshot = snapshot::load_with(&config, &mut Cache::default(), None, Verify::Full);
-            commands::check(&snapshot, config.max_file_bytes, *json, &mut out)?
+            commands::check(
+                &snapshot,
+                config.max_file_bytes,
+                Format::of(*json),
+                &mut out,
+            )?
         }
         Some(Command::Add(args)) => {
             let context = sources::Context::new(&config, env.cwd.clone());
@@ -152,6 +167,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     out.flush()?;
                     eprintln!("skillserve: {err}");
                     err.exit_code()
+                }
+            }
+        }
+        Some(Command::Token(command)) => {
+            let path = command.file(&env, &config)?;
+            let TokenCommand::New { label, .. } = command;
+            match tokens::add(&path, label) {
+                Ok(token) => {
+                    writeln!(out, "{token}")?;
+                    out.flush()?;
+                    eprintln!(
+                        "Added token `{label}` to {} (only its SHA-256 is kept: copy the token now, it is not shown again).\nClients send it as `Authorization: Bearer <token>`; delete its line to revoke it.",
+                        path.display()
+                    );
+                    ExitCode::Success
+                }
+                Err(err) => {
+                    eprintln!("skillserve: {err}");
+                    ExitCode::Failure
                 }
             }
         }

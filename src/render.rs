@@ -169,22 +169,41 @@ fn more_line(count: usize) -> String {
     )
 }
 
+/// How answers name a skill's folder (the `Base directory` line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Base {
+    /// Its path on this machine: the client runs here (stdio, `show`).
+    #[default]
+    Path,
+    /// Its `skill://` URI, and how to read its files: the client is remote
+    /// (`serve --http`) and cannot open this machine's paths, so no answer
+    /// names one.
+    Uri,
+}
+
+/// The `Base directory` line's value for a remote client, given the skill
+/// folder's `skill://` URI.
+pub fn remote_base_directory(uri: &str) -> String {
+    format!(
+        "{uri}/ (this server is remote: read the skill's files with the skill tool's \"file\" argument)"
+    )
+}
+
 /// The answer to a successful call: the header, a blank line, then SKILL.md
-/// exactly as read.
-pub fn loading(skill: &Skill, content: &str) -> String {
-    format!("{}\n{content}", header(skill, ""))
+/// exactly as read. `base` is the `Base directory` line's value.
+pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
+    format!("{}\n{content}", header(skill, "", base))
 }
 
 /// The header of every answer that loads something of `skill` (`file` is
-/// "" for the skill itself): `Loading:`, `Base directory:`, and for an
-/// installed skill `Source: url@version` (behaviour.md §15), each line
-/// ending with a line break.
-fn header(skill: &Skill, file: &str) -> String {
+/// "" for the skill itself): `Loading:`, `Base directory:` (`base`), and
+/// for an installed skill `Source: url@version`, each line ending with a
+/// line break.
+fn header(skill: &Skill, file: &str, base: &str) -> String {
     let slash = if file.is_empty() { "" } else { "/" };
     let mut out = format!(
-        "Loading: {}{slash}{file}\nBase directory: {}\n",
-        skill.name,
-        skill.dir.display()
+        "Loading: {}{slash}{file}\nBase directory: {base}\n",
+        skill.name
     );
     if let Some(origin) = &skill.origin {
         let _ = writeln!(out, "Source: {}", origin.label());
@@ -243,10 +262,14 @@ pub fn ambiguous(query: &str, matches: &[&Skill]) -> String {
 
 /// The answer when the skill's folder exists but its `SKILL.md` could not be
 /// loaded: where and why, so that the model can tell the user.
-pub fn broken(query: &str, diagnostic: &Diagnostic) -> String {
+pub fn broken(query: &str, diagnostic: &Diagnostic, base: Base) -> String {
+    let location = match base {
+        Base::Path => diagnostic.location(),
+        // The folder and file names only: `pdf/SKILL.md:3`.
+        Base::Uri => diagnostic.location_in_folder(),
+    };
     format!(
-        "Skill '{query}' could not be loaded: {}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
-        diagnostic.location(),
+        "Skill '{query}' could not be loaded: {location}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
         diagnostic.message
     )
 }
@@ -391,15 +414,15 @@ pub fn human_size(bytes: u64) -> String {
 }
 
 /// The answer for a text file: its own header, then the text exactly as read.
-pub fn loading_file(skill: &Skill, file: &str, text: &str) -> String {
-    format!("{}\n{text}", header(skill, file))
+pub fn loading_file(skill: &Skill, file: &str, text: &str, base: &str) -> String {
+    format!("{}\n{text}", header(skill, file, base))
 }
 
 /// The text block of an image (the image itself is another block).
-pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64) -> String {
+pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64, base: &str) -> String {
     format!(
         "{}\n{file} is an image ({mime}, {}).",
-        header(skill, file),
+        header(skill, file, base),
         human_size(size)
     )
 }

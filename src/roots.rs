@@ -94,7 +94,7 @@ impl Root {
 }
 
 /// Where an installed skill came from: its source in `sources.lock` and its
-/// place there (behaviour.md §15).
+/// place there (behaviour.md, "Sources").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
     /// The source's id (`skillserve add --id`).

@@ -162,89 +162,18 @@ impl SearchIndex {
 
     /// One index from the parts of [`SearchIndex::build`], in skill order.
     fn merge(parts: Vec<Part>) -> SearchIndex {
-        // Number the words in sorted order; `renumber[part][id]` is the
-        // number of the word a part calls `id`.
-        let mut all: Vec<(&str, u32, u32)> = parts
-            .iter()
-            .enumerate()
-            .flat_map(|(n, part)| {
-                let words = part.words.iter().enumerate();
-                words.map(move |(id, word)| (&**word, n as u32, id as u32))
-            })
-            .collect();
-        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut renumber: Vec<Vec<u32>> = parts.iter().map(|p| vec![0; p.words.len()]).collect();
-        let mut text = String::new();
-        let mut terms: Vec<Term> = Vec::new();
-        let mut last = None;
-        for (word, part, id) in all {
-            if last != Some(word) {
-                last = Some(word);
-                terms.push(Term {
-                    text_start: text.len() as u32,
-                    postings_start: 0,
-                    mask: char_mask(word),
-                });
-                text.push_str(word);
-            }
-            renumber[part as usize][id as usize] = terms.len() as u32 - 1;
-        }
-        let words = terms.len();
-        terms.push(Term {
-            text_start: text.len() as u32,
-            postings_start: 0,
-            mask: 0,
-        });
-
-        // Postings, grouped by word (a counting sort), skills ascending.
-        let mut counts = vec![0u32; words + 1];
-        for (part, renumber) in parts.iter().zip(&renumber) {
-            for &(id, _) in &part.pairs {
-                counts[renumber[id as usize] as usize + 1] += 1;
-            }
-        }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        for (term, &start) in terms.iter_mut().zip(&counts) {
-            term.postings_start = start;
-        }
-        let postings = counts[words] as usize;
-        let mut docs = vec![0u32; postings];
-        let mut frequencies = vec![0u8; postings];
-        let (mut lengths, mut names) = (Vec::new(), Vec::new());
-        for (part, renumber) in parts.into_iter().zip(&renumber) {
-            let mut start = 0;
-            for (doc, &end) in part.ends.iter().enumerate() {
-                for &(id, frequency) in &part.pairs[start as usize..end as usize] {
-                    let slot = &mut counts[renumber[id as usize] as usize];
-                    docs[*slot as usize] = (part.first + doc) as u32;
-                    frequencies[*slot as usize] = frequency.min(u32::from(u8::MAX)) as u8;
-                    *slot += 1;
-                }
-                start = end;
-            }
-            lengths.extend(part.lengths);
-            names.extend(part.names);
-        }
-
-        let mut by_length: Vec<u32> = (0..words as u32).collect();
-        let word = |n: u32| {
-            let (start, end) = (
-                terms[n as usize].text_start,
-                terms[n as usize + 1].text_start,
-            );
-            &text[start as usize..end as usize]
-        };
-        by_length.sort_by_key(|&n| bucket(word(n)));
-        let mut length_starts = vec![0u32; MAX_BUCKET + 2];
-        for &n in &by_length {
-            length_starts[bucket(word(n)) + 1] += 1;
-        }
-        for i in 1..length_starts.len() {
-            length_starts[i] += length_starts[i - 1];
-        }
-
+        let Words {
+            text,
+            mut terms,
+            renumber,
+        } = Words::number(&parts);
+        let Postings {
+            docs,
+            frequencies,
+            lengths,
+            names,
+        } = Postings::group(parts, &renumber, &mut terms);
+        let (by_length, length_starts) = by_length(&text, &terms);
         let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
         SearchIndex {
             text,
@@ -465,6 +394,132 @@ impl SearchIndex {
         }
         named
     }
+}
+
+/// The distinct words of all parts, numbered in sorted order.
+struct Words {
+    /// The words, sorted, concatenated.
+    text: String,
+    /// One per word, then a sentinel; postings not yet placed.
+    terms: Vec<Term>,
+    /// `renumber[part][id]`: the number of the word a part calls `id`.
+    renumber: Vec<Vec<u32>>,
+}
+
+impl Words {
+    fn number(parts: &[Part]) -> Words {
+        let mut all: Vec<(&str, u32, u32)> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(n, part)| {
+                let words = part.words.iter().enumerate();
+                words.map(move |(id, word)| (&**word, n as u32, id as u32))
+            })
+            .collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut renumber: Vec<Vec<u32>> = parts.iter().map(|p| vec![0; p.words.len()]).collect();
+        let mut text = String::new();
+        let mut terms: Vec<Term> = Vec::new();
+        let mut last = None;
+        for (word, part, id) in all {
+            if last != Some(word) {
+                last = Some(word);
+                terms.push(Term {
+                    text_start: text.len() as u32,
+                    postings_start: 0,
+                    mask: char_mask(word),
+                });
+                text.push_str(word);
+            }
+            renumber[part as usize][id as usize] = terms.len() as u32 - 1;
+        }
+        terms.push(Term {
+            text_start: text.len() as u32,
+            postings_start: 0,
+            mask: 0,
+        });
+        Words {
+            text,
+            terms,
+            renumber,
+        }
+    }
+}
+
+/// The postings of all parts grouped by word, with each skill's length and
+/// names in skill order.
+struct Postings {
+    docs: Vec<u32>,
+    frequencies: Vec<u8>,
+    lengths: Vec<u16>,
+    names: Vec<NameKey>,
+}
+
+impl Postings {
+    /// Groups the postings by word (a counting sort; skills ascending within
+    /// a word) and sets each term's `postings_start`.
+    fn group(parts: Vec<Part>, renumber: &[Vec<u32>], terms: &mut [Term]) -> Postings {
+        let words = terms.len() - 1;
+        let mut counts = vec![0u32; words + 1];
+        for (part, renumber) in parts.iter().zip(renumber) {
+            for &(id, _) in &part.pairs {
+                counts[renumber[id as usize] as usize + 1] += 1;
+            }
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        for (term, &start) in terms.iter_mut().zip(&counts) {
+            term.postings_start = start;
+        }
+        let postings = counts[words] as usize;
+        let mut docs = vec![0u32; postings];
+        let mut frequencies = vec![0u8; postings];
+        let (mut lengths, mut names) = (Vec::new(), Vec::new());
+        for (part, renumber) in parts.into_iter().zip(renumber) {
+            let mut start = 0;
+            for (doc, &end) in part.ends.iter().enumerate() {
+                for &(id, frequency) in &part.pairs[start as usize..end as usize] {
+                    let slot = &mut counts[renumber[id as usize] as usize];
+                    docs[*slot as usize] = (part.first + doc) as u32;
+                    frequencies[*slot as usize] = frequency.min(u32::from(u8::MAX)) as u8;
+                    *slot += 1;
+                }
+                start = end;
+            }
+            lengths.extend(part.lengths);
+            names.extend(part.names);
+        }
+        Postings {
+            docs,
+            frequencies,
+            lengths,
+            names,
+        }
+    }
+}
+
+/// Word numbers ordered by length bucket, and where each bucket starts (see
+/// [`SearchIndex::by_length`]).
+fn by_length(text: &str, terms: &[Term]) -> (Vec<u32>, Vec<u32>) {
+    let words = terms.len() - 1;
+    let word = |n: u32| {
+        let (start, end) = (
+            terms[n as usize].text_start,
+            terms[n as usize + 1].text_start,
+        );
+        &text[start as usize..end as usize]
+    };
+    let mut by_length: Vec<u32> = (0..words as u32).collect();
+    by_length.sort_by_key(|&n| bucket(word(n)));
+    let mut starts = vec![0u32; MAX_BUCKET + 2];
+    for &n in &by_length {
+        starts[bucket(word(n)) + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    (by_length, starts)
 }
 
 /// The words of some consecutive skills, numbered in the order they came.

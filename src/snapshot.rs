@@ -240,10 +240,51 @@ impl Snapshot {
 
 impl Index {
     fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
+        let Collisions {
+            mut winners,
+            shadowed,
+            shadowing,
+        } = Collisions::settle(roots, found);
+        winners.sort_by(|(a_key, a), (b_key, b)| {
+            (a.source, a_key, &a.name).cmp(&(b.source, b_key, &b.name))
+        });
+        let mut skills = Vec::with_capacity(winners.len());
+        let mut by_name = HashMap::with_capacity(winners.len());
+        let mut by_short: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, (key, skill)) in winners.into_iter().enumerate() {
+            for other in other_names(&skill, &key) {
+                by_short.entry(other).or_default().push(index);
+            }
+            by_name.insert(key, index);
+            skills.push(skill);
+        }
+        Index {
+            search: OnceLock::new(),
+            skills,
+            shadowed,
+            by_name,
+            by_short,
+            shadowing,
+            fingerprint,
+        }
+    }
+}
+
+/// The skills found, with name collisions settled: the first skill of a
+/// name (in precedence order) wins, later ones are shadowed.
+struct Collisions {
+    /// Each winner with its lowercased name, computed once: a rescan of
+    /// 10,000 unchanged skills spends most of its own time here.
+    winners: Vec<(String, Skill)>,
+    shadowed: Vec<Shadowed>,
+    /// The `shadowed` diagnostics.
+    shadowing: Vec<Diagnostic>,
+}
+
+impl Collisions {
+    fn settle(roots: &[Root], found: Vec<Found>) -> Collisions {
         let root_paths: Vec<Arc<Path>> =
             roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
-        // Each winner with its lowercased name, computed once: a rescan of
-        // 10,000 unchanged skills spends most of its own time here.
         let mut winners: Vec<(String, Skill)> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
@@ -277,47 +318,27 @@ impl Index {
                 }
             }
         }
-        drop(taken);
-
-        winners.sort_by(|(a_key, a), (b_key, b)| {
-            (a.source, a_key, &a.name).cmp(&(b.source, b_key, &b.name))
-        });
-        let mut skills = Vec::with_capacity(winners.len());
-        let mut by_name = HashMap::with_capacity(winners.len());
-        let mut by_short: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, (key, skill)) in winners.into_iter().enumerate() {
-            // Only names that differ from the full name go into `by_short`:
-            // an exact full name is found in `by_name` first anyway.
-            let short = skill.short_name();
-            let short_key = (short.len() != skill.name.len()).then(|| short.to_lowercase());
-            if let Some(short_key) = &short_key {
-                by_short.entry(short_key.clone()).or_default().push(index);
-            }
-            let folder = skill.folder();
-            let folder_is_new = !lowercase_equals(&folder, &key)
-                && short_key
-                    .as_deref()
-                    .is_none_or(|s| !lowercase_equals(&folder, s));
-            if folder_is_new {
-                by_short
-                    .entry(folder.to_lowercase())
-                    .or_default()
-                    .push(index);
-            }
-            by_name.insert(key, index);
-            skills.push(skill);
-        }
-
-        Index {
-            search: OnceLock::new(),
-            skills,
+        Collisions {
+            winners,
             shadowed,
-            by_name,
-            by_short,
             shadowing,
-            fingerprint,
         }
     }
+}
+
+/// The lowercased short name and folder name of `skill` (whose lowercased
+/// full name is `key`), each only when it differs from the names before it:
+/// an exact full name is found by `by_name` first anyway.
+fn other_names(skill: &Skill, key: &str) -> impl Iterator<Item = String> {
+    let short = skill.short_name();
+    let short_key = (short.len() != skill.name.len()).then(|| short.to_lowercase());
+    let folder = skill.folder();
+    let folder_is_new = !lowercase_equals(&folder, key)
+        && short_key
+            .as_deref()
+            .is_none_or(|s| !lowercase_equals(&folder, s));
+    let folder_key = folder_is_new.then(|| folder.to_lowercase());
+    short_key.into_iter().chain(folder_key)
 }
 
 /// Whether `text` lowercased is `lower`, without allocating.

@@ -4,9 +4,13 @@
 //! Every wait is bounded: start-up (spawn and `initialize`) and each request
 //! get the caller's timeout. The server's stderr is kept as a bounded tail (the
 //! last [`TAIL_LINES`] lines, at most [`TAIL_BYTES`] bytes) to explain a failure.
-//! The server leads a process group of its own, and the group is killed when
-//! the connection is dropped or times out, so that a wrapper such as `npx` does
-//! not leave its `node` behind.
+//! The program is found the way the platform's shell would find it
+//! ([`crate::program`]: on Windows `npx` is `npx.cmd`, started through
+//! `cmd.exe`). The server and everything it starts are killed together when
+//! the connection is dropped or times out, so that a wrapper such as `npx`
+//! does not leave its `node` behind: on Unix the server leads a process group
+//! of its own, on Windows it runs in a Job Object (which also holds the
+//! `cmd.exe` of a `.cmd` launcher).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -26,6 +30,7 @@ use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
 
 use super::settings::Launch;
+use crate::program::{Program, ProgramError, SearchEnv};
 
 /// Lines of stderr kept to explain a failure.
 pub const TAIL_LINES: usize = 20;
@@ -45,6 +50,13 @@ pub enum ServerError {
         command: String,
         #[source]
         source: std::io::Error,
+    },
+    /// The program was not found, or its arguments cannot reach it.
+    #[error("cannot start `{command}`: {source}")]
+    Program {
+        command: String,
+        #[source]
+        source: ProgramError,
     },
     #[error("did not answer `initialize` within {} s (--timeout sets the limit)", .0.as_secs_f64())]
     StartTimeout(Duration),
@@ -89,22 +101,42 @@ pub struct Connection {
 impl Connection {
     /// Starts `launch` in the current directory, with its `env` on top of the
     /// inherited environment, and performs the MCP handshake within `timeout`.
-    pub async fn start(launch: &Launch, timeout: Duration) -> Result<Connection, Failure> {
-        let mut command = tokio::process::Command::new(&launch.command);
-        command.args(&launch.args).envs(launch.env.iter().cloned());
-        let mut command = CommandWrap::from(command);
+    /// The program is looked for in `programs` (with the `PATH` that `env`
+    /// may set).
+    pub async fn start(
+        launch: &Launch,
+        programs: &SearchEnv,
+        timeout: Duration,
+    ) -> Result<Connection, Failure> {
+        let failure = |error| Failure {
+            error,
+            stderr: String::new(),
+        };
+        let program_error = |source| {
+            failure(ServerError::Program {
+                command: launch.command.clone(),
+                source,
+            })
+        };
+        let program = Program::find(&launch.command, &programs.with_overrides(&launch.env))
+            .map_err(program_error)?;
+        tracing::debug!(program = %program.path.display(), kind = ?program.kind, "found");
+        let mut command = program.command(&launch.args).map_err(program_error)?;
+        command.envs(launch.env.iter().cloned());
+        let mut command = CommandWrap::from(tokio::process::Command::from(command));
         command.wrap(KillOnDrop);
         #[cfg(unix)]
         command.wrap(process_wrap::tokio::ProcessGroup::leader());
+        #[cfg(windows)]
+        command.wrap(process_wrap::tokio::JobObject);
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| Failure {
-                error: ServerError::Spawn {
+            .map_err(|source| {
+                failure(ServerError::Spawn {
                     command: launch.command.clone(),
                     source,
-                },
-                stderr: String::new(),
+                })
             })?;
         let mut tail = Tail::read(stderr);
         let client = ClientConfig::new(
@@ -116,7 +148,7 @@ impl Connection {
         // not know it.
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         // On a timeout the handshake future, and with it the child, is
-        // dropped: rmcp kills the process group then.
+        // dropped: the process group (the Job Object) is killed then.
         let error = match tokio::time::timeout(timeout, client.serve(transport)).await {
             Ok(Ok(service)) => {
                 return Ok(Connection {

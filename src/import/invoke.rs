@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use serde_json::Value;
 
 use super::client::{self, Connection, Failure, ServerError};
-use super::settings::{EntryError, EntryKind, Settings, SettingsError};
+use super::settings::{EntryError, EntryKind, Launch, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 
 /// What `skillserve invoke` was asked to do.
@@ -37,6 +37,8 @@ pub struct InvokeOptions {
     pub timeout: Duration,
     /// The environment, for `$VAR` in `command` and `args`.
     pub vars: crate::config::Vars,
+    /// Where server programs are looked for (`PATH`, `PATHEXT`).
+    pub programs: crate::program::SearchEnv,
 }
 
 /// A mistake in what `invoke` was given: nothing was started.
@@ -87,42 +89,7 @@ pub async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<ExitCode, InvokeError> {
-    let settings = Settings::load(&options.settings)?;
-    let path = || settings.path.clone();
-    let Some(entry) = settings.servers.iter().find(|e| e.name == options.server) else {
-        return Err(InvokeError::UnknownServer {
-            name: options.server.clone(),
-            settings: path(),
-            known: settings.names().into_iter().map(str::to_owned).collect(),
-        });
-    };
-    let name = entry.name.clone();
-    let launch = match &entry.kind {
-        EntryKind::Stdio(server) => server
-            .expand(&name, &|var: &str| options.vars.lookup(var))
-            .map_err(|error| InvokeError::Entry {
-                settings: path(),
-                error,
-            })?,
-        EntryKind::Disabled => {
-            return Err(InvokeError::Disabled {
-                name,
-                settings: path(),
-            });
-        }
-        EntryKind::NotStdio => {
-            return Err(InvokeError::NotStdio {
-                name,
-                settings: path(),
-            });
-        }
-        EntryKind::Invalid(error) => {
-            return Err(InvokeError::Entry {
-                settings: path(),
-                error: error.clone(),
-            });
-        }
-    };
+    let (name, launch) = launch_of(options)?;
     let arguments = if options.arguments == "-" {
         let mut text = String::new();
         stdin
@@ -133,7 +100,7 @@ pub async fn run(
         parse_arguments(&options.arguments)?
     };
 
-    let connection = match Connection::start(&launch, options.timeout).await {
+    let connection = match Connection::start(&launch, &options.programs, options.timeout).await {
         Ok(connection) => connection,
         Err(failure) => {
             write_failure(err, &name, &failure)?;
@@ -153,18 +120,7 @@ pub async fn run(
         }
         Err(ServerError::Rpc { message, .. }) => {
             writeln!(err, "skillserve: {}", crate::text::printable(&message))?;
-            // Say which tools there are when the name was the problem.
-            if let Ok(tools) = connection.list_tools(options.timeout).await
-                && !tools.iter().any(|t| t.name == options.tool)
-            {
-                let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-                writeln!(
-                    err,
-                    "skillserve: {name} has no tool {:?}; its tools are: {}",
-                    options.tool,
-                    names.join(", ")
-                )?;
-            }
+            write_known_tools(&connection, options, &name, err).await?;
             connection.close().await;
             Ok(ExitCode::Failure)
         }
@@ -174,6 +130,66 @@ pub async fn run(
             Ok(ExitCode::Failure)
         }
     }
+}
+
+/// The server `options` names and how to start it, from the settings file;
+/// an error when it is unknown, disabled, not a stdio server or invalid.
+fn launch_of(options: &InvokeOptions) -> Result<(String, Launch), InvokeError> {
+    let settings = Settings::load(&options.settings)?;
+    let path = || settings.path.clone();
+    let Some(entry) = settings.servers.iter().find(|e| e.name == options.server) else {
+        return Err(InvokeError::UnknownServer {
+            name: options.server.clone(),
+            settings: path(),
+            known: settings.names().into_iter().map(str::to_owned).collect(),
+        });
+    };
+    let name = entry.name.clone();
+    match &entry.kind {
+        EntryKind::Stdio(server) => {
+            let launch = server
+                .expand(&name, &|var: &str| options.vars.lookup(var))
+                .map_err(|error| InvokeError::Entry {
+                    settings: path(),
+                    error,
+                })?;
+            Ok((name, launch))
+        }
+        EntryKind::Disabled => Err(InvokeError::Disabled {
+            name,
+            settings: path(),
+        }),
+        EntryKind::NotStdio => Err(InvokeError::NotStdio {
+            name,
+            settings: path(),
+        }),
+        EntryKind::Invalid(error) => Err(InvokeError::Entry {
+            settings: path(),
+            error: error.clone(),
+        }),
+    }
+}
+
+/// After a call failed, the server's tools when the tool's name was the
+/// problem (the server has no tool of that name).
+async fn write_known_tools(
+    connection: &Connection,
+    options: &InvokeOptions,
+    server: &str,
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    if let Ok(tools) = connection.list_tools(options.timeout).await
+        && !tools.iter().any(|t| t.name == options.tool)
+    {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        writeln!(
+            err,
+            "skillserve: {server} has no tool {:?}; its tools are: {}",
+            options.tool,
+            names.join(", ")
+        )?;
+    }
+    Ok(())
 }
 
 /// The tool's arguments: a JSON object (`{}` when empty).

@@ -55,6 +55,8 @@ pub struct ImportOptions {
     pub timeout: Duration,
     /// The environment, for `$VAR` in `command` and `args`.
     pub vars: crate::config::Vars,
+    /// Where server programs are looked for (`PATH`, `PATHEXT`).
+    pub programs: crate::program::SearchEnv,
 }
 
 /// Why `import` stopped before it was done.
@@ -314,7 +316,7 @@ async fn fetch(entry: &Entry, settings: &Path, options: &ImportOptions) -> Outco
         Err(error) => return Outcome::Unusable(format!("{}: {error}", settings.display())),
     };
     tracing::debug!(server = %entry.name, command = %launch.command, args = ?launch.args, "starting");
-    let connection = match Connection::start(&launch, options.timeout).await {
+    let connection = match Connection::start(&launch, &options.programs, options.timeout).await {
         Ok(connection) => connection,
         Err(failure) => return Outcome::Failed(failure),
     };

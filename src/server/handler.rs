@@ -13,9 +13,10 @@ use rmcp::model::{
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
@@ -23,7 +24,7 @@ use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
 use crate::render;
-use crate::server::registry::{Registry, Served};
+use crate::server::registry::{Changes, Registry, Served};
 use crate::server::rescan::Caller;
 use crate::server::{prompts, resources, skills};
 
@@ -40,6 +41,10 @@ pub const MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
 /// Server `instructions`: tell the model plainly when to call the tool.
 pub const INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. Paths mentioned in a skill are relative to the `Base directory` line of the answer.";
+
+/// The `instructions` of a server reached over HTTP, whose paths the client
+/// cannot open.
+pub const REMOTE_INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. This server is remote: read a file a skill mentions by calling `skill` again with the skill's name and the file's path (relative to the skill's folder) as `file`.";
 
 /// The `skill` tool with the given description.
 pub fn tool(description: &str) -> Tool {
@@ -71,24 +76,44 @@ pub fn tool(description: &str) -> Tool {
         .with_meta(MetaObject(meta))
 }
 
-/// The rmcp handler.
+/// The rmcp handler: one for the stdio connection; over HTTP, one per
+/// session and one per stateless request, all sharing the registry and the
+/// caller (whose rescans on a miss are rate-limited across clients).
 pub struct SkillServer {
     registry: Arc<Registry>,
-    caller: Caller,
+    caller: Arc<Caller>,
     /// Whether skills are offered as prompts (`--no-prompts` turns them off).
     prompts: bool,
     /// Whether skill files are offered as resources and through the skills
     /// extension (`--no-resources` turns them off).
     resources: bool,
+    /// Served over HTTP: the instructions say how to read files remotely.
+    remote: bool,
+    /// Cancelled when the handler is dropped (its session ended): ends the
+    /// session's list-changed task.
+    ended: CancellationToken,
+    /// The changes since the handler was made (before the client's
+    /// `initialized` arrives, so none is missed), for its list-changed task.
+    changes: std::sync::Mutex<Option<Changes>>,
+    _end_on_drop: DropGuard,
 }
 
 impl SkillServer {
-    pub fn new(registry: Arc<Registry>, options: &ServeOptions) -> SkillServer {
+    pub fn new(
+        registry: Arc<Registry>,
+        caller: Arc<Caller>,
+        options: &ServeOptions,
+    ) -> SkillServer {
+        let ended = CancellationToken::new();
         SkillServer {
-            caller: Caller::new(Arc::clone(&registry)),
+            changes: std::sync::Mutex::new(Some(registry.changes())),
+            caller,
             registry,
             prompts: options.prompts,
             resources: options.resources,
+            remote: options.http.is_some(),
+            _end_on_drop: ended.clone().drop_guard(),
+            ended,
         }
     }
 
@@ -114,6 +139,55 @@ impl SkillServer {
             .await
             .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
     }
+}
+
+/// The name the client gives: `clientInfo.name` of its `initialize`, or on
+/// 2026-07-28 the client info in each request's `_meta`
+/// ([`RequestContext::client_info`] reads either). The one place the handler
+/// learns who is asking.
+fn client_name(name: Option<String>) -> Option<String> {
+    name.filter(|name| !name.is_empty())
+        .map(|name| crate::text::printable(&name).into_owned())
+}
+
+/// Sends the list-changed notifications (tools, and prompts and resources
+/// when they are offered) whenever those lists change, until `ended` is
+/// cancelled or the client has gone. A 2026-07-28 client hears of changes
+/// only on the `subscriptions/listen` streams it opens (`listen`).
+fn notify_changes(
+    mut changes: Changes,
+    peer: Peer<RoleServer>,
+    (prompts, resources): (bool, bool),
+    ended: CancellationToken,
+) {
+    tokio::spawn(async move {
+        loop {
+            let changed = tokio::select! {
+                () = ended.cancelled() => return,
+                changed = changes.next() => match changed {
+                    Some(changed) => changed,
+                    None => return,
+                },
+            };
+            let sent = async {
+                if changed.tools {
+                    peer.notify_tool_list_changed().await?;
+                }
+                if changed.listing && prompts {
+                    peer.notify_prompt_list_changed().await?;
+                }
+                if changed.listing && resources {
+                    peer.notify_resource_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::ServiceError>(())
+            };
+            match sent.await {
+                Ok(()) => tracing::debug!("sent list-changed notifications: {changed:?}"),
+                Err(rmcp::service::ServiceError::TransportClosed) => return,
+                Err(err) => tracing::debug!("could not send list-changed notifications: {err}"),
+            }
+        }
+    });
 }
 
 /// -32601 naming the method and the flag that switched it off.
@@ -221,7 +295,38 @@ impl ServerHandler for SkillServer {
         }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(if self.remote {
+                REMOTE_INSTRUCTIONS
+            } else {
+                INSTRUCTIONS
+            })
+    }
+
+    /// A client that connected with `initialize` (2025-11-25 and older)
+    /// hears of changes through notifications on its connection (stdio) or
+    /// session stream (HTTP), until the session ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(name) = client_name(
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.name.clone()),
+        ) {
+            tracing::debug!(client = %name, "client initialized");
+        }
+        let changes = self
+            .changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(changes) = changes {
+            notify_changes(
+                changes,
+                context.peer,
+                (self.prompts, self.resources),
+                self.ended.clone(),
+            );
+        }
     }
 
     async fn list_tools(
@@ -238,8 +343,14 @@ impl ServerHandler for SkillServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        tracing::trace!(
+            client = client_name(context.client_info().map(|info| info.name))
+                .as_deref()
+                .unwrap_or("unknown"),
+            "tools/call"
+        );
         if request.name != TOOL_NAME {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -434,9 +545,25 @@ impl ServerHandler for SkillServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // 2026-07-28 removed `initialize` and `ping`: a request of that era
+        // for them names a method that does not exist.
+        let stateless = context
+            .meta
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
         let problem = match request.method.as_str() {
+            "initialize" | "ping" if stateless => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "method not found: {} (removed in protocol 2026-07-28)",
+                        request.method
+                    ),
+                    None,
+                ));
+            }
             "tools/call" => request.params_as::<CallToolRequestParams>().err(),
             "tools/list" | "prompts/list" => request.params_as::<PaginatedRequestParams>().err(),
             "prompts/get" => request.params_as::<GetPromptRequestParams>().err(),

@@ -10,6 +10,7 @@
 
 mod events;
 mod handler;
+pub mod http;
 mod page;
 mod prompts;
 mod registry;
@@ -22,13 +23,15 @@ mod watch;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rmcp::{Peer, RoleServer, ServiceExt};
+use rmcp::ServiceExt;
 
 use crate::config::{Config, ServeOptions};
 use crate::diagnostic::Severity;
 
+use crate::render::Base;
 use handler::SkillServer;
 use registry::Registry;
+use rescan::Caller;
 use transport::StdioTransport;
 
 /// Why the server stopped.
@@ -41,11 +44,15 @@ pub enum Stop {
     Signal(&'static str),
 }
 
-/// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives.
+/// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives;
+/// with `--http`, over HTTP until a signal arrives (`http`).
 ///
 /// The first scan runs on a blocking thread while signals are already being
 /// listened for, so even a slow start-up can be interrupted cleanly.
 pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
+    if options.http.is_some() {
+        return http::run(config, options).await;
+    }
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let budget = options.description_budget;
     let started = Instant::now();
@@ -56,7 +63,8 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     log_startup(&registry, &options, started.elapsed());
     registry.prepare_search();
 
-    let server = SkillServer::new(Arc::clone(&registry), &options);
+    let caller = Arc::new(Caller::new(Arc::clone(&registry), Base::Path));
+    let server = SkillServer::new(Arc::clone(&registry), caller, &options);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {
@@ -71,7 +79,6 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
     };
     // Background tasks run until the process exits (see `main`): tearing
     // them down would cost more than it saves.
-    notify_changes(&registry, running.peer().clone(), &options);
     // The start-up scan checked installed skills by their `SKILL.md` alone:
     // check all their files now, off the request path (a skill that fails
     // is withdrawn, with list-changed notifications). The watcher refreshes
@@ -113,40 +120,6 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
 /// of 100,000 skills, say) delays the exit by more; the exit stays within
 /// 200 ms of EOF.
 const EOF_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// Sends the list-changed notifications (tools, and prompts and resources
-/// when they are offered) whenever those lists change, to a client that
-/// connected with `initialize` (2025-11-25 and older). A 2026-07-28 client
-/// hears of changes only on the `subscriptions/listen` streams it opens
-/// (`handler`). A client that has gone away makes sending fail; that is not an
-/// error.
-fn notify_changes(registry: &Registry, peer: Peer<RoleServer>, options: &ServeOptions) {
-    let mut changes = registry.changes();
-    let (prompts, resources) = (options.prompts, options.resources);
-    tokio::spawn(async move {
-        while let Some(changed) = changes.next().await {
-            if peer.peer_info().is_none() {
-                continue;
-            }
-            let sent = async {
-                if changed.tools {
-                    peer.notify_tool_list_changed().await?;
-                }
-                if changed.listing && prompts {
-                    peer.notify_prompt_list_changed().await?;
-                }
-                if changed.listing && resources {
-                    peer.notify_resource_list_changed().await?;
-                }
-                Ok::<(), rmcp::service::ServiceError>(())
-            };
-            match sent.await {
-                Ok(()) => tracing::debug!("sent list-changed notifications: {changed:?}"),
-                Err(err) => tracing::debug!("could not send list-changed notifications: {err}"),
-            }
-        }
-    });
-}
 
 fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::Duration) {
     let served = registry.current();

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::answer::{self, Answer, FileAnswer, Lookup};
+use crate::render::Base;
 use crate::server::registry::{Registry, Served};
 
 /// Misses (and passing read errors) trigger at most one rescan per this
@@ -19,6 +20,8 @@ const MISS_RESCAN_INTERVAL: Duration = Duration::from_secs(1);
 /// Answers `skill` calls, rescanning on a miss.
 pub struct Caller {
     registry: Arc<Registry>,
+    /// How answers name a skill's folder: a path, or over HTTP a URI.
+    base: Base,
     /// When the last rescan triggered by a call started.
     last_rescan: Mutex<Option<Instant>>,
 }
@@ -34,9 +37,10 @@ enum Next {
 }
 
 impl Caller {
-    pub fn new(registry: Arc<Registry>) -> Caller {
+    pub fn new(registry: Arc<Registry>, base: Base) -> Caller {
         Caller {
             registry,
+            base,
             last_rescan: Mutex::new(None),
         }
     }
@@ -48,7 +52,7 @@ impl Caller {
     pub async fn call(&self, name: &str) -> Answer {
         let now = |served: &Served| {
             let (contents, files) = (self.registry.contents(), self.registry.files());
-            answer::lookup(&served.snapshot, name, contents, files)
+            answer::lookup(&served.snapshot, name, contents, files, self.base)
         };
         match self.look_up(name, now, |answer| Some(answer)).await {
             (_, Lookup::Answer(answer)) => answer,
@@ -60,7 +64,13 @@ impl Caller {
     /// is handled like [`Caller::call`]'s miss, before the file is looked at.
     pub async fn call_file(&self, name: &str, file: &str) -> FileAnswer {
         let now = |served: &Served| {
-            answer::lookup_file(&served.snapshot, name, file, self.registry.files())
+            answer::lookup_file(
+                &served.snapshot,
+                name,
+                file,
+                self.registry.files(),
+                self.base,
+            )
         };
         match self.look_up(name, now, FileAnswer::about_the_skill).await {
             (_, Lookup::Answer(answer)) => answer,

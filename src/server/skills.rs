@@ -99,7 +99,7 @@ fn entry(skill: &Skill, files: &Files) -> Entry {
 pub const SOURCE_META_KEY: &str = "io.github.skillserve/source";
 
 /// `{"io.github.skillserve/source": {id, kind, url, version, path, digest}}`
-/// (behaviour.md §15).
+/// (behaviour.md, "Sources").
 fn source_meta(origin: &Origin) -> MetaObject {
     let source = serde_json::json!({
         "id": origin.id,

@@ -1,6 +1,6 @@
 //! Skill archives: unpacking a `.tar.gz` or `.zip` artifact safely, and
 //! packing a skill into a `.tar.gz` whose bytes depend only on its files
-//! (behaviour.md §15.1, §15.6).
+//! (behaviour.md, "Sources").
 //!
 //! Unpacking refuses the whole archive at the first entry that is not a
 //! plain file or folder (links, devices, FIFOs), whose path is absolute,
@@ -31,7 +31,9 @@ pub enum ArchiveError {
     UnknownFormat,
     #[error("it holds {0}, which is refused (only files and folders may be unpacked)")]
     Entry(String),
-    #[error("it holds the path `{0}`, which is absolute, climbs out with `..`, or is not plain UTF-8")]
+    #[error(
+        "it holds the path `{0}`, which is absolute, climbs out with `..`, or is not plain UTF-8"
+    )]
     Path(String),
     #[error("it holds more than {MAX_FILES} files")]
     TooManyFiles,
@@ -108,7 +110,8 @@ impl<R: Read> Read for Capped<R> {
 const CAPPED: &str = "decompressed stream over its bound";
 
 fn is_capped(err: &io::Error) -> bool {
-    err.get_ref().is_some_and(|inner| inner.to_string() == CAPPED)
+    err.get_ref()
+        .is_some_and(|inner| inner.to_string() == CAPPED)
 }
 
 fn unpack_tar_gz(bytes: &[u8], dest: &Path, bound: Bound) -> Result<(), ArchiveError> {
@@ -227,7 +230,9 @@ impl<'a> Writer<'a> {
         executable: bool,
     ) -> Result<(), ArchiveError> {
         let Some(rel) = checked_path(raw)? else {
-            return Err(ArchiveError::Path(String::from_utf8_lossy(raw).into_owned()));
+            return Err(ArchiveError::Path(
+                String::from_utf8_lossy(raw).into_owned(),
+            ));
         };
         if !self.seen.insert(rel.clone()) {
             return Err(ArchiveError::Duplicate(rel));
@@ -285,7 +290,10 @@ fn checked_path(raw: &[u8]) -> Result<Option<String>, ArchiveError> {
     if text.starts_with('/')
         || text.contains('\\')
         || text.chars().any(char::is_control)
-        || text.split('/').next().is_some_and(|first| first.contains(':'))
+        || text
+            .split('/')
+            .next()
+            .is_some_and(|first| first.contains(':'))
     {
         return Err(refuse());
     }
@@ -374,8 +382,16 @@ mod tests {
     #[test]
     fn a_packed_skill_unpacks_to_the_same_files_and_packs_to_the_same_bytes() {
         let mut files = [
-            Packed { path: "scripts/run.sh", bytes: b"#!/bin/sh\n", executable: true },
-            Packed { path: "SKILL.md", bytes: b"---\nname: x\n---\n", executable: false },
+            Packed {
+                path: "scripts/run.sh",
+                bytes: b"#!/bin/sh\n",
+                executable: true,
+            },
+            Packed {
+                path: "SKILL.md",
+                bytes: b"---\nname: x\n---\n",
+                executable: false,
+            },
         ];
         let packed = pack_tar_gz(&mut files).unwrap();
         assert_eq!(pack_tar_gz(&mut files).unwrap(), packed);
@@ -388,7 +404,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(dir.path().join("scripts/run.sh")).unwrap().permissions().mode();
+            let mode = fs::metadata(dir.path().join("scripts/run.sh"))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o111, 0o111);
         }
     }
@@ -400,13 +419,19 @@ mod tests {
             b.append_link(&mut h, "SKILL.md", "/etc/passwd").unwrap();
         });
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(unpack(&link, dir.path()), Err(ArchiveError::Entry(_))));
+        assert!(matches!(
+            unpack(&link, dir.path()),
+            Err(ArchiveError::Entry(_))
+        ));
 
         let fifo = tar_gz(|b| {
             let mut h = header(tar::EntryType::Fifo, 0);
             b.append_data(&mut h, "pipe", &[][..]).unwrap();
         });
-        assert!(matches!(unpack(&fifo, dir.path()), Err(ArchiveError::Entry(_))));
+        assert!(matches!(
+            unpack(&fifo, dir.path()),
+            Err(ArchiveError::Entry(_))
+        ));
 
         for path in ["../evil", "/etc/evil", "a/../../evil"] {
             let climbing = tar_gz(|b| {
@@ -429,7 +454,8 @@ mod tests {
         let bomb = tar_gz(|b| {
             let size = 200 * 1024 * 1024;
             let mut h = header(tar::EntryType::Regular, size);
-            b.append_data(&mut h, "zeros", io::repeat(0).take(size)).unwrap();
+            b.append_data(&mut h, "zeros", io::repeat(0).take(size))
+                .unwrap();
         });
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
@@ -449,7 +475,10 @@ mod tests {
             }
         });
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(unpack(&many, dir.path()), Err(ArchiveError::TooManyFiles)));
+        assert!(matches!(
+            unpack(&many, dir.path()),
+            Err(ArchiveError::TooManyFiles)
+        ));
     }
 
     #[test]
@@ -471,7 +500,10 @@ mod tests {
         zip.add_symlink("SKILL.md", "/etc/passwd", options).unwrap();
         let bytes = zip.finish().unwrap().into_inner();
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(unpack(&bytes, dir.path()), Err(ArchiveError::Entry(_))));
+        assert!(matches!(
+            unpack(&bytes, dir.path()),
+            Err(ArchiveError::Entry(_))
+        ));
         assert!(matches!(
             unpack(b"plain text", dir.path()),
             Err(ArchiveError::UnknownFormat)

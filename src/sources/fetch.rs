@@ -197,7 +197,10 @@ fn fetch_index(
             .map_or_else(String::new, |e| e.url.clone())
     });
     for candidate in &mut found.candidates {
-        let folder = candidate.dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        let folder = candidate
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
         if let Some(entry) = entries.iter().find(|e| Some(&e.name) == folder.as_ref()) {
             candidate.artifact = Some(entry.digest.clone());
             if entry.name != candidate.name {
@@ -226,9 +229,8 @@ fn fetch_index(
 /// whose artifact did not change).
 fn copy_entry(paths: &Paths, digest: &str, dest: &Path) -> Result<(), SourceError> {
     let entry = paths.entry(digest);
-    let verified = installed::verify_entry(&entry, digest).map_err(|problem| {
-        SourceError::Usage(format!("{}: {problem:?}", entry.display()))
-    })?;
+    let verified = installed::verify_entry(&entry, digest)
+        .map_err(|problem| SourceError::Usage(format!("{}: {problem:?}", entry.display())))?;
     for (path, _, _) in &verified.files {
         let to = dest.join(path);
         let io = |source| SourceError::Io {

@@ -51,7 +51,9 @@ pub struct Candidate {
 impl Candidate {
     /// Its files that are scripts (see [`is_script`]).
     pub fn scripts(&self) -> impl Iterator<Item = &FileSum> {
-        self.files.iter().filter(|f| is_script(&f.path, f.executable))
+        self.files
+            .iter()
+            .filter(|f| is_script(&f.path, f.executable))
     }
 
     /// All bytes of its files.
@@ -268,8 +270,8 @@ fn is_executable(_path: &Path) -> bool {
 
 /// Extensions of files that run as programs.
 const SCRIPT_EXTENSIONS: [&str; 18] = [
-    "sh", "bash", "zsh", "fish", "py", "rb", "pl", "php", "js", "mjs", "cjs", "ts", "ps1",
-    "psm1", "bat", "cmd", "exe", "vbs",
+    "sh", "bash", "zsh", "fish", "py", "rb", "pl", "php", "js", "mjs", "cjs", "ts", "ps1", "psm1",
+    "bat", "cmd", "exe", "vbs",
 ];
 
 /// Whether a skill's file is a script: in a `scripts/` folder, executable,
@@ -334,15 +336,28 @@ mod tests {
         let names: Vec<&str> = found.candidates.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["Odd_Name", "pdf"]);
         let pdf = &found.candidates[1];
-        assert_eq!(pdf.path, "other/pdf", "the walk is in name order: other/ first");
+        assert_eq!(
+            pdf.path, "other/pdf",
+            "the walk is in name order: other/ first"
+        );
         let odd = &found.candidates[0];
         assert!(
-            odd.findings.iter().any(|f| f.code == "name-invalid" && f.place == "odd/SKILL.md"),
+            odd.findings
+                .iter()
+                .any(|f| f.code == "name-invalid" && f.place == "odd/SKILL.md"),
             "{:?}",
             odd.findings
         );
-        assert!(found.skipped.iter().any(|s| s.place == "skills/pdf"), "{:?}", found.skipped);
-        assert!(found.skipped.iter().any(|s| s.place == "broken/SKILL.md:1"), "{:?}", found.skipped);
+        assert!(
+            found.skipped.iter().any(|s| s.place == "skills/pdf"),
+            "{:?}",
+            found.skipped
+        );
+        assert!(
+            found.skipped.iter().any(|s| s.place == "broken/SKILL.md:1"),
+            "{:?}",
+            found.skipped
+        );
 
         let only_skills = find(
             tree,

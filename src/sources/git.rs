@@ -1,5 +1,5 @@
 //! Fetching one commit of a repository with the user's `git` program
-//! (behaviour.md §15.1): its credentials, proxies and SSH agent work as
+//! (behaviour.md, "Sources"): its credentials, proxies and SSH agent work as
 //! they do for the user, and nothing of git is linked into skillserve.
 //!
 //! `git init`, then `git fetch --depth 1 URL REF` (only that commit, no

@@ -219,7 +219,10 @@ mod tests {
             resolve(INDEX, "../../x.zip?v=2#frag"),
             "https://example.com/team/x.zip?v=2"
         );
-        assert_eq!(resolve(INDEX, "//cdn.example.net/a"), "https://cdn.example.net/a");
+        assert_eq!(
+            resolve(INDEX, "//cdn.example.net/a"),
+            "https://cdn.example.net/a"
+        );
         assert_eq!(
             resolve(INDEX, "https://cdn.example.net/a/./b/../c"),
             "https://cdn.example.net/a/./b/../c"

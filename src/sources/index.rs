@@ -1,6 +1,6 @@
 //! Published indexes: Agent Skills discovery 0.2.0 (agentskills.io
 //! "Well-Known URI"), `/.well-known/agent-skills/index.json`, read and
-//! written (behaviour.md §15.1, §15.6).
+//! written (behaviour.md, "Sources").
 //!
 //! ```json
 //! {"$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
@@ -76,8 +76,8 @@ pub fn parse(bytes: &[u8], url: &str) -> Result<Index, SourceError> {
         url: url.to_owned(),
         problem,
     };
-    let json: Value = serde_json::from_slice(bytes)
-        .map_err(|err| bad(format!("not valid JSON ({err})")))?;
+    let json: Value =
+        serde_json::from_slice(bytes).map_err(|err| bad(format!("not valid JSON ({err})")))?;
     match json.get("$schema").and_then(Value::as_str) {
         Some(SCHEMA) => {}
         Some(other) => {
@@ -108,8 +108,15 @@ pub fn parse(bytes: &[u8], url: &str) -> Result<Index, SourceError> {
                 .ok_or_else(|| bad(format!("skills[{i}] has no `{key}` string")))
         };
         let name = field("name")?;
-        if name.is_empty() || name.len() > 255 || name.contains(['/', '\\']) || name.chars().any(char::is_control) || name.starts_with('.') {
-            return Err(bad(format!("skills[{i}] has the name `{name}`, which is not a skill's name")));
+        if name.is_empty()
+            || name.len() > 255
+            || name.contains(['/', '\\'])
+            || name.chars().any(char::is_control)
+            || name.starts_with('.')
+        {
+            return Err(bad(format!(
+                "skills[{i}] has the name `{name}`, which is not a skill's name"
+            )));
         }
         let kind = match field("type")?.as_str() {
             "skill-md" => ArtifactKind::SkillMd,
@@ -210,8 +217,7 @@ mod tests {
     use super::*;
 
     const URL: &str = "https://example.com/.well-known/agent-skills/index.json";
-    const DIGEST: &str =
-        "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    const DIGEST: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
     #[test]
     fn an_index_reads_its_entries_and_skips_unknown_types() {

@@ -1,6 +1,6 @@
 //! What the SOURCE of `skillserve add` names: a git repository (GitHub
 //! shorthand, a URL git accepts, or a local checkout) or a published index
-//! (behaviour.md §15.1), and the id a source gets when `--id` is not given.
+//! (behaviour.md, "Sources"), and the id a source gets when `--id` is not given.
 
 use std::path::Path;
 
@@ -76,10 +76,7 @@ impl Location {
         let raw = match self.kind {
             SourceKind::Git => {
                 let trimmed = self.url.trim_end_matches(['/', '\\']);
-                let last = trimmed
-                    .rsplit(['/', '\\', ':'])
-                    .next()
-                    .unwrap_or(trimmed);
+                let last = trimmed.rsplit(['/', '\\', ':']).next().unwrap_or(trimmed);
                 last.strip_suffix(".git").unwrap_or(last).to_owned()
             }
             SourceKind::Index => host_of(&self.url).unwrap_or_default().to_owned(),
@@ -217,7 +214,10 @@ mod tests {
             assert_eq!(location.kind, SourceKind::Index, "{index}");
             assert_eq!(location.url, url);
         }
-        assert_eq!(parse("https://Skills.Example.com/").default_id(), "skills-example-com");
+        assert_eq!(
+            parse("https://Skills.Example.com/").default_id(),
+            "skills-example-com"
+        );
         assert_eq!(
             parse("http://127.0.0.1:8080/").default_id(),
             "127-0-0-1-8080"

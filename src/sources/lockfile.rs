@@ -1,4 +1,4 @@
-//! Editing `sources.lock` (behaviour.md §15.2): read through
+//! Editing `sources.lock` (behaviour.md, "Sources"): read through
 //! `installed::parse_lock` (one reader, with lines in its errors), edited
 //! with `toml_edit` so that comments and layout the user added are kept,
 //! and written atomically. If the file changed on disk since it was read
@@ -227,8 +227,7 @@ mod tests {
     use super::*;
     use crate::installed::LockedSkill;
 
-    const DIGEST: &str =
-        "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+    const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 
     fn source(id: &str, commit: char) -> Locked {
         Locked {
@@ -267,7 +266,10 @@ mod tests {
         lock.set_source(&source("b", 'b'));
         lock.save().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("# Skills installed with `skillserve add`"), "{text}");
+        assert!(
+            text.starts_with("# Skills installed with `skillserve add`"),
+            "{text}"
+        );
         let with_comment = text.replace("[sources.a]", "# my team's skills\n[sources.a]");
         std::fs::write(&path, &with_comment).unwrap();
 
@@ -281,7 +283,10 @@ mod tests {
         assert!(text.contains("# my team's skills\n[sources.a]"), "{text}");
         let (a, b) = text.split_at(text.find("[sources.b]").unwrap());
         assert!(!a.contains("ref ="), "{text}");
-        assert!(a.contains("[[sources.a.skill]]") && a.contains("sha256:2222"), "{text}");
+        assert!(
+            a.contains("[[sources.a.skill]]") && a.contains("sha256:2222"),
+            "{text}"
+        );
         assert!(!b.contains("sha256:2222"), "{text}");
         let read = installed::read_lock(&path).unwrap().unwrap();
         assert_eq!(read.sources[0], updated);
@@ -290,6 +295,11 @@ mod tests {
         let mut lock = LockFile::open(&path).unwrap();
         lock.remove_source("a");
         std::fs::write(&path, format!("{text}\n# edited meanwhile\n")).unwrap();
-        assert!(lock.save().unwrap_err().to_string().contains("changed while"));
+        assert!(
+            lock.save()
+                .unwrap_err()
+                .to_string()
+                .contains("changed while")
+        );
     }
 }

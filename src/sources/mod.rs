@@ -1,6 +1,6 @@
 //! Sources: skills from git repositories and published indexes, reviewed
 //! before they are installed, locked, and kept in a content-addressed store
-//! (behaviour.md §15). The commands `add`, `update`, `remove`, `sources`
+//! (behaviour.md, "Sources"). The commands `add`, `update`, `remove`, `sources`
 //! and `publish` live here; what `serve` reads back (the lock and the
 //! store) is `installed`.
 //!
@@ -395,11 +395,7 @@ pub fn prepare(context: &Context, lock: &Lock, id: &str) -> Result<Pending, Sour
 /// in one atomic rename, then unreferenced entries are removed. Sources
 /// without changes are left as they are. Error-level security findings in
 /// new or changed skills need `allow_risky`.
-pub fn apply(
-    context: &Context,
-    pending: &[Pending],
-    allow_risky: bool,
-) -> Result<(), SourceError> {
+pub fn apply(context: &Context, pending: &[Pending], allow_risky: bool) -> Result<(), SourceError> {
     let risky: Vec<String> = pending.iter().flat_map(Pending::risky).collect();
     if !risky.is_empty() && !allow_risky {
         return Err(SourceError::Risky {
@@ -460,7 +456,9 @@ pub fn auto_update(context: &Context, id: &str) -> Result<AutoUpdated, SourceErr
 fn unknown_source(lock: &Lock, id: &str) -> SourceError {
     let ids: Vec<&str> = lock.sources.iter().map(|s| s.id.as_str()).collect();
     SourceError::Usage(if ids.is_empty() {
-        format!("there is no source '{id}': no sources are installed (add one with `skillserve add owner/repo`)")
+        format!(
+            "there is no source '{id}': no sources are installed (add one with `skillserve add owner/repo`)"
+        )
     } else {
         format!(
             "there is no source '{id}'; installed sources: {}",

@@ -1,7 +1,7 @@
 //! What the sources commands show before they change anything: the plan of
 //! `add` (each skill's name, description, files, scripts and findings), the
 //! changes of `update` (per skill unchanged, changed with a diff of its
-//! `SKILL.md`, new or gone), and the table of `sources` (behaviour.md §15).
+//! `SKILL.md`, new or gone), and the table of `sources` (behaviour.md, "Sources").
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -46,10 +46,7 @@ fn write_plan_inner(out: &mut dyn Write, request: &Request, fetched: &Fetched) -
     let location = &request.location;
     match location.kind {
         SourceKind::Git => {
-            let reference = request
-                .reference
-                .as_deref()
-                .unwrap_or("the default branch");
+            let reference = request.reference.as_deref().unwrap_or("the default branch");
             writeln!(
                 out,
                 "Source: {} ({reference}, commit {})",
@@ -332,7 +329,12 @@ fn write_changes_inner(out: &mut dyn Write, pending: &Pending) -> io::Result<()>
     )?;
     let candidates = &pending.fetched.found.candidates;
     for change in &pending.changes {
-        write!(out, "  {:<9}  {}", change.status.word(), printable(&change.name))?;
+        write!(
+            out,
+            "  {:<9}  {}",
+            change.status.word(),
+            printable(&change.name)
+        )?;
         match change.status {
             Status::Unchanged | Status::Gone => writeln!(out)?,
             Status::New => {

@@ -1,4 +1,4 @@
-//! `skillserve publish DIR --out OUT` (behaviour.md §15.6): the skills of
+//! `skillserve publish DIR --out OUT` (behaviour.md, "Sources"): the skills of
 //! DIR as an Agent Skills discovery index, ready for any static web host:
 //! `OUT/.well-known/agent-skills/index.json`, plus per skill `NAME/SKILL.md`
 //! (a skill that is one `SKILL.md`) or `NAME.tar.gz` (any other). Archives
@@ -36,9 +36,12 @@ pub fn publish(
             dir.display()
         )));
     }
-    let found = found::find(dir, &[(dir.to_path_buf(), Layout::SkillOrFolders)], max_file_bytes, &|d| {
-        found::relative(dir, d)
-    });
+    let found = found::find(
+        dir,
+        &[(dir.to_path_buf(), Layout::SkillOrFolders)],
+        max_file_bytes,
+        &|d| found::relative(dir, d),
+    );
     for skipped in &found.skipped {
         writeln!(out, "Not published: {}: {}", skipped.place, skipped.reason).map_err(output)?;
     }
@@ -145,7 +148,11 @@ fn write_artifacts<'a>(
                 path: folder.join("SKILL.md"),
                 source,
             })?;
-            (ArtifactKind::SkillMd, format!("{}/SKILL.md", candidate.name), bytes)
+            (
+                ArtifactKind::SkillMd,
+                format!("{}/SKILL.md", candidate.name),
+                bytes,
+            )
         } else {
             let contents: Vec<Vec<u8>> = candidate
                 .files

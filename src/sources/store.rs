@@ -1,5 +1,5 @@
 //! Writing the store: one read-only folder per skill, named by the hex of
-//! the skill's digest (behaviour.md §15.2).
+//! the skill's digest (behaviour.md, "Sources").
 //!
 //! An entry is written into a temporary folder inside the store, every file
 //! hashed again as it is copied (so what lands is what was planned), made
@@ -69,12 +69,11 @@ pub fn write_entry(
         }
     }
     // Versions after the rename (it moves the folder's change time).
-    let verified = installed::verify_entry(&entry, &candidate.digest).map_err(|problem| {
-        SourceError::Io {
+    let verified =
+        installed::verify_entry(&entry, &candidate.digest).map_err(|problem| SourceError::Io {
             path: entry.clone(),
             source: io::Error::other(format!("the new store entry does not verify: {problem:?}")),
-        }
-    })?;
+        })?;
     record.record_entry(&candidate.digest, verified.stamps());
     Ok(())
 }
@@ -97,12 +96,11 @@ fn copy_files(candidate: &Candidate, dest: &Path) -> Result<(), SourceError> {
                 folder = folder.parent().unwrap_or(dest);
             }
         }
-        let (mut reader, _) = disk::open_regular(&from, spec::MAX_SKILL_BYTES).map_err(|err| {
-            SourceError::Io {
+        let (mut reader, _) =
+            disk::open_regular(&from, spec::MAX_SKILL_BYTES).map_err(|err| SourceError::Io {
                 path: from.clone(),
                 source: io::Error::other(err.to_string()),
-            }
-        })?;
+            })?;
         let mut writer = fs::File::create(&to).map_err(io(to.clone()))?;
         let mut tee = Tee {
             inner: &mut reader,

@@ -431,6 +431,46 @@ fn no_home_means_no_user_skills_and_one_warning() {
     assert!(items.iter().all(|i| i["source"] == "custom"));
 }
 
+/// A relative `HOME` is no home folder, and the warning says why; the
+/// server's start-up log says which variable gave the home folder.
+#[test]
+fn the_home_folder_and_where_it_came_from_are_said() {
+    let fixture = Fixture::new();
+    let out = fixture
+        .command(&["list", "--json", "--skills-dir", "custom"])
+        .env("HOME", "relative/home")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // On Windows USERPROFILE would be next; the fixture's environment has none.
+    let why = if cfg!(windows) {
+        "HOME is `relative/home`, not an absolute Windows path and USERPROFILE is not set"
+    } else {
+        "HOME is `relative/home`, not an absolute path"
+    };
+    assert!(
+        stderr.ends_with(&format!(
+            " WARN skillserve: {why}, so skills in your home folders (~/.claude/skills, ...) are not served\n"
+        )),
+        "{stderr}"
+    );
+
+    let out = fixture
+        .command(&["serve", "--no-watch"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let said = format!(
+        " INFO skillserve: home folder: {} (from HOME)\n",
+        fixture.home().display()
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+}
+
 /// `list` names a skills folder that does not exist, and counts problems the
 /// way `check` does.
 #[test]

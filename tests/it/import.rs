@@ -464,7 +464,7 @@ Generated 9 skills from 2 servers
     fatal: cannot open database /nowhere/db.sqlite
   failed slow: did not answer `initialize` within 2 s (--timeout sets the limit)
     mcp-test-server: warming up, this takes forever
-  failed ghost: cannot start `<T>/no-such-server`: No such file or directory (os error 2)
+  failed ghost: cannot start `<T>/no-such-server`: <T>/no-such-server does not exist or is not a program
 "
     );
     assert_check_passes(&fixture);
@@ -603,6 +603,109 @@ fn variables_expand_in_command_and_args_and_env_reaches_the_server() {
     assert_eq!(
         (out.status.code(), out.stdout.as_str()),
         (Some(0), "hello from env\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A bare `command` is looked for in `PATH` (the one a server's `env` sets,
+/// if any), as a shell would: a launcher script such as `npx` is found and
+/// started with its arguments; a file without an executable bit is not a
+/// program, and the current folder is not searched.
+#[cfg(unix)]
+#[test]
+fn launchers_are_found_on_path_like_a_shell_finds_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Fixture::empty();
+    tools_file(&fixture, "tools.json", &["listed"]);
+    let launcher = format!("#!/bin/sh\nexec '{}' \"$@\"\n", test_server());
+    for (path, mode) in [
+        ("bin/fake-npx", 0o755),
+        ("bin/not-executable", 0o644),
+        ("private/private-npx", 0o755),
+        ("in-cwd", 0o755),
+    ] {
+        fixture.write(path, &launcher);
+        std::fs::set_permissions(fixture.path(path), std::fs::Permissions::from_mode(mode))
+            .unwrap();
+    }
+    let tools = fixture.path("tools.json");
+    let tools = tools.to_str().unwrap();
+    let private = fixture.path("private");
+    settings(
+        &fixture,
+        &[
+            (
+                "npx",
+                json!({"command": "fake-npx", "args": ["from-file", tools]}),
+            ),
+            (
+                "args",
+                json!({"command": "fake-npx", "args": ["argv", "two words", "say \"hi\"", "%PATH%", "a&b", ""]}),
+            ),
+            (
+                "private",
+                json!({"command": "private-npx", "args": ["from-file", tools],
+                       "env": {"PATH": private.to_str().unwrap()}}),
+            ),
+            ("ghost", json!({"command": "no-such-program"})),
+            ("plain", json!({"command": "not-executable"})),
+            ("cwd", json!({"command": "in-cwd"})),
+        ],
+    );
+    let path = format!("{}:/usr/bin:/bin", fixture.path("bin").display());
+    let vars = [("PATH", path.as_str())];
+    let args = [
+        "import",
+        "--mcp-settings",
+        "mcp.json",
+        "--output-dir",
+        "out",
+    ];
+    let out = run_with(&fixture, &args, &vars, "");
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "Generated 3 skills from 3 servers
+  failed ghost: cannot start `no-such-program`: not found in PATH (3 folders searched)
+  failed plain: cannot start `not-executable`: not found in PATH (3 folders searched)
+  failed cwd: cannot start `in-cwd`: not found in PATH (3 folders searched)
+"
+    );
+    assert_eq!(
+        entries(&fixture),
+        [
+            ".skillserve-import.json",
+            "args-argv",
+            "npx-listed",
+            "private-listed"
+        ]
+    );
+
+    let args = [
+        "invoke",
+        "--mcp-settings",
+        "mcp.json",
+        "npx",
+        "listed",
+        "{}",
+    ];
+    let out = run_with(&fixture, &args, &vars, "");
+    assert_eq!(
+        (out.status.code(), out.stdout.as_str()),
+        (Some(0), "called listed\n"),
+        "{}",
+        out.stderr
+    );
+    // The launcher passes every argument on unchanged.
+    let args = ["invoke", "--mcp-settings", "mcp.json", "args", "argv", "{}"];
+    let out = run_with(&fixture, &args, &vars, "");
+    assert_eq!(
+        (out.status.code(), out.stdout.as_str()),
+        (
+            Some(0),
+            "[\"two words\",\"say \\\"hi\\\"\",\"%PATH%\",\"a&b\",\"\"]\n"
+        ),
         "{}",
         out.stderr
     );

@@ -11,6 +11,7 @@ mod common;
 mod cli;
 mod files;
 mod hostile;
+mod http;
 mod import;
 mod layers;
 mod plugins;

@@ -1,4 +1,4 @@
-//! Sources (behaviour.md §15): `add`, `update`, `remove`, `sources` and
+//! Sources (behaviour.md, "Sources"): `add`, `update`, `remove`, `sources` and
 //! `publish` through the real binary, against git repositories the tests
 //! create (`git init`, commits, tags, `file://` URLs) and indexes served by
 //! a small HTTP server on this machine; the installed skills served over
@@ -90,7 +90,11 @@ fn skill_md(name: &str, description: &str, body: &str) -> String {
 fn upstream(fixture: &Fixture) -> String {
     let repo = fixture.path("upstream");
     std::fs::create_dir_all(&repo).unwrap();
-    git(fixture, &repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(
+        fixture,
+        &repo,
+        &["init", "--quiet", "--initial-branch", "main"],
+    );
     fixture.write(
         "upstream/skills/pdf/SKILL.md",
         &skill_md("pdf", "Fill PDF forms.", "# PDF\n\nRun scripts/fill.py."),
@@ -149,7 +153,11 @@ fn folder_digest(dir: &Path) -> String {
     fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
             if entry.file_type().unwrap().is_dir() {
                 walk(&entry.path(), &path, out);
             } else {
@@ -210,7 +218,10 @@ async fn add_serve_update_and_remove_a_git_source() {
     let lock = lock_text(&fixture).unwrap();
     assert!(lock.contains(&format!("[sources.upstream]\nkind = \"git\"\nurl = \"{url}\"\ncommit = \"{first}\"\nallow_risky = false\n")), "{lock}");
     let pdf_digest = locked_digest(&fixture, "pdf");
-    assert_eq!(pdf_digest, folder_digest(&fixture.path("upstream/skills/pdf")));
+    assert_eq!(
+        pdf_digest,
+        folder_digest(&fixture.path("upstream/skills/pdf"))
+    );
     assert_eq!(entries(&fixture).len(), 2);
 
     // Installed files are read-only.
@@ -224,7 +235,9 @@ async fn add_serve_update_and_remove_a_git_source() {
     let out = expect(&fixture, &["add", &url, "--yes"], 1);
     assert_eq!(
         out.stderr,
-        format!("skillserve: {url} is already installed as source 'upstream'; `skillserve update upstream` fetches it again\n")
+        format!(
+            "skillserve: {url} is already installed as source 'upstream'; `skillserve update upstream` fetches it again\n"
+        )
     );
 
     // Served with its provenance.
@@ -257,9 +270,16 @@ async fn add_serve_update_and_remove_a_git_source() {
     // Upstream changes: a new description, a changed script, a new skill.
     fixture.write(
         "upstream/skills/pdf/SKILL.md",
-        &skill_md("pdf", "Fill and sign PDF forms.", "# PDF\n\nRun scripts/fill.py."),
+        &skill_md(
+            "pdf",
+            "Fill and sign PDF forms.",
+            "# PDF\n\nRun scripts/fill.py.",
+        ),
     );
-    fixture.write("upstream/skills/pdf/scripts/fill.py", "print('fill, then sign')\n");
+    fixture.write(
+        "upstream/skills/pdf/scripts/fill.py",
+        "print('fill, then sign')\n",
+    );
     fixture.write(
         "upstream/skills/xlsx/SKILL.md",
         &skill_md("xlsx", "Spreadsheets.", "# XLSX"),
@@ -304,8 +324,10 @@ async fn add_serve_update_and_remove_a_git_source() {
 
     let out = expect(&fixture, &["update", "--yes"], 0);
     assert!(
-        out.stdout
-            .ends_with(&format!("Updated source 'upstream' to {}.\n", &second[..12])),
+        out.stdout.ends_with(&format!(
+            "Updated source 'upstream' to {}.\n",
+            &second[..12]
+        )),
         "{}",
         out.stdout
     );
@@ -314,10 +336,20 @@ async fn add_serve_update_and_remove_a_git_source() {
         .await
         .expect("tools/list_changed after the update");
     let description = server.description().await;
-    assert!(description.contains("- pdf: Fill and sign PDF forms."), "{description}");
-    assert!(description.contains("- xlsx: Spreadsheets."), "{description}");
+    assert!(
+        description.contains("- pdf: Fill and sign PDF forms."),
+        "{description}"
+    );
+    assert!(
+        description.contains("- xlsx: Spreadsheets."),
+        "{description}"
+    );
     let answer = server.call("pdf").await;
-    assert!(text(&answer).contains(&format!("Source: {url}@{second}\n")), "{}", text(&answer));
+    assert!(
+        text(&answer).contains(&format!("Source: {url}@{second}\n")),
+        "{}",
+        text(&answer)
+    );
     assert!(text(&answer).contains("Fill and sign"));
     // The replaced entry is gone from the store.
     assert_eq!(entries(&fixture).len(), 3);
@@ -326,18 +358,32 @@ async fn add_serve_update_and_remove_a_git_source() {
     let out = expect(&fixture, &["update", "--check"], 0);
     assert_eq!(
         out.stdout,
-        format!("Source 'upstream' ({url}): {}\n  unchanged  docx\n  unchanged  pdf\n  unchanged  xlsx\nEverything is up to date.\n", &second[..12])
+        format!(
+            "Source 'upstream' ({url}): {}\n  unchanged  docx\n  unchanged  pdf\n  unchanged  xlsx\nEverything is up to date.\n",
+            &second[..12]
+        )
     );
 
     let out = expect(&fixture, &["sources"], 0);
     let row = out.stdout.lines().nth(1).unwrap();
-    assert!(row.starts_with(&format!("upstream  git   {url}  -    {}  3       20", &second[..12])), "{}", out.stdout);
+    assert!(
+        row.starts_with(&format!(
+            "upstream  git   {url}  -    {}  3       20",
+            &second[..12]
+        )),
+        "{}",
+        out.stdout
+    );
 
     // Remove: asks first, then drops the source and its entries.
     expect(&fixture, &["remove", "upstream"], 1);
     assert_eq!(entries(&fixture).len(), 3);
     let out = expect(&fixture, &["remove", "upstream", "--yes"], 0);
-    assert!(out.stdout.ends_with("Removed source 'upstream'.\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with("Removed source 'upstream'.\n"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(entries(&fixture), Vec::<String>::new());
     assert!(!lock_text(&fixture).unwrap().contains("[sources.upstream]"));
     tokio::time::timeout(NOTIFY_WITHIN, server.notifications.recv())
@@ -354,10 +400,16 @@ fn a_tag_or_a_commit_stays_pinned() {
     let repo = fixture.path("upstream");
     let first = git(&fixture, &repo, &["rev-parse", "HEAD"]);
     git(&fixture, &repo, &["tag", "v1"]);
-    expect(&fixture, &["add", &url, "--ref", "v1", "--id", "tagged", "--yes"], 0);
     expect(
         &fixture,
-        &["add", &url, "--ref", &first, "--id", "commit", "--skill", "pdf", "--yes"],
+        &["add", &url, "--ref", "v1", "--id", "tagged", "--yes"],
+        0,
+    );
+    expect(
+        &fixture,
+        &[
+            "add", &url, "--ref", &first, "--id", "commit", "--skill", "pdf", "--yes",
+        ],
         0,
     );
     fixture.write(
@@ -366,16 +418,30 @@ fn a_tag_or_a_commit_stays_pinned() {
     );
     commit(&fixture, "later");
     let out = expect(&fixture, &["update", "--check"], 0);
-    assert!(out.stdout.ends_with("Everything is up to date.\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with("Everything is up to date.\n"),
+        "{}",
+        out.stdout
+    );
     let out = expect(&fixture, &["sources"], 0);
-    assert!(out.stdout.contains(&format!("tagged  git   {url}  v1  ")), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!("tagged  git   {url}  v1  ")),
+        "{}",
+        out.stdout
+    );
     // --skill picked one skill: only it was installed, and it is recorded.
     let lock = lock_text(&fixture).unwrap();
     assert!(lock.contains("picked = [\"pdf\"]"), "{lock}");
     assert_eq!(lock.matches("name = \"docx\"").count(), 1, "{lock}");
 
     // Unknown names list what there is.
-    let out = expect(&fixture, &["add", &url, "--id", "x", "--skill", "nope", "--skill", "pdf"], 1);
+    let out = expect(
+        &fixture,
+        &[
+            "add", &url, "--id", "x", "--skill", "nope", "--skill", "pdf",
+        ],
+        1,
+    );
     assert_eq!(
         out.stderr,
         format!("skillserve: {url} has no skill named 'nope'; it has: docx, pdf\n")
@@ -395,10 +461,18 @@ async fn a_tampered_store_entry_is_not_served_until_it_is_installed_again() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::write(&script, "import os; os.system('evil')\n").unwrap();
 
-    let out = expect(&fixture, &["list", "--no-project", "--no-user", "--no-plugins"], 0);
+    let out = expect(
+        &fixture,
+        &["list", "--no-project", "--no-user", "--no-plugins"],
+        0,
+    );
     assert!(!out.stdout.contains("pdf"), "{}", out.stdout);
     assert!(out.stdout.contains("docx"), "{}", out.stdout);
-    let out = expect(&fixture, &["check", "--no-project", "--no-user", "--no-plugins"], 1);
+    let out = expect(
+        &fixture,
+        &["check", "--no-project", "--no-user", "--no-plugins"],
+        1,
+    );
     assert!(
         out.stdout.contains(&format!(
             "{}\n  error[store-tampered]: the files of skill 'pdf' of source 'upstream' ({url}) were changed in the store (they hash to sha256:"
@@ -419,11 +493,23 @@ async fn a_tampered_store_entry_is_not_served_until_it_is_installed_again() {
     // `update` installs the damaged entry again.
     let out = expect(&fixture, &["update", "--yes"], 0);
     assert!(
-        out.stdout.contains("the store's copy was changed or is missing: it is installed again"),
+        out.stdout
+            .contains("the store's copy was changed or is missing: it is installed again"),
         "{}",
         out.stdout
     );
-    let out = expect(&fixture, &["show", "pdf", "scripts/fill.py", "--no-project", "--no-user", "--no-plugins"], 0);
+    let out = expect(
+        &fixture,
+        &[
+            "show",
+            "pdf",
+            "scripts/fill.py",
+            "--no-project",
+            "--no-user",
+            "--no-plugins",
+        ],
+        0,
+    );
     assert!(out.stdout.ends_with("print('fill')\n"), "{}", out.stdout);
 }
 
@@ -463,7 +549,10 @@ impl StaticHost {
                     .find(|(p, _)| path.starts_with(p.as_str()))
                     .map(|(_, head)| head.clone());
                 let response = match fixed {
-                    Some(head) => format!("{head}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").into_bytes(),
+                    Some(head) => {
+                        format!("{head}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                            .into_bytes()
+                    }
                     None => {
                         let file = root.join(path.trim_start_matches('/'));
                         match std::fs::read(&file) {
@@ -513,7 +602,11 @@ fn team_skills(fixture: &Fixture) -> PathBuf {
     );
     fixture.write(
         "team/deploy/SKILL.md",
-        &skill_md("deploy", "Deploy the team's services.", "Run scripts/deploy.sh."),
+        &skill_md(
+            "deploy",
+            "Deploy the team's services.",
+            "Run scripts/deploy.sh.",
+        ),
     );
     fixture.write("team/deploy/references/hosts.md", "# Hosts\n");
     let script = fixture.write("team/deploy/scripts/deploy.sh", "#!/bin/sh\necho deploy\n");
@@ -537,8 +630,12 @@ async fn publish_then_add_from_a_static_host_round_trips_the_digests() {
         )
     );
     let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(well_known.join("index.json")).unwrap()).unwrap();
-    assert_eq!(index["$schema"], "https://schemas.agentskills.io/discovery/0.2.0/schema.json");
+        serde_json::from_str(&std::fs::read_to_string(well_known.join("index.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        index["$schema"],
+        "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+    );
     let skills = index["skills"].as_array().unwrap();
     assert_eq!(skills[0]["name"], "deploy");
     assert_eq!(skills[0]["type"], "archive");
@@ -547,29 +644,52 @@ async fn publish_then_add_from_a_static_host_round_trips_the_digests() {
     assert_eq!(skills[1]["type"], "skill-md");
     assert_eq!(skills[1]["url"], "hello/SKILL.md");
     let archive = std::fs::read(well_known.join("deploy.tar.gz")).unwrap();
-    assert_eq!(skills[0]["digest"], format!("sha256:{}", hex(&Sha256::digest(&archive))));
+    assert_eq!(
+        skills[0]["digest"],
+        format!("sha256:{}", hex(&Sha256::digest(&archive)))
+    );
 
     // Publishing again gives the same bytes.
     expect(&fixture, &["publish", "team", "--out", "site"], 0);
-    assert_eq!(std::fs::read(well_known.join("deploy.tar.gz")).unwrap(), archive);
+    assert_eq!(
+        std::fs::read(well_known.join("deploy.tar.gz")).unwrap(),
+        archive
+    );
 
     let host = StaticHost::start(fixture.path("site"));
     let out = expect(&fixture, &["add", &host.url(), "--yes"], 0);
     let index_url = format!("{}/.well-known/agent-skills/index.json", host.url());
-    assert!(out.stdout.starts_with(&format!("Source: {index_url} (index sha256:")), "{}", out.stdout);
-    assert!(out.stdout.contains("2 skills to install as source '127-0-0-1-"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .starts_with(&format!("Source: {index_url} (index sha256:")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("2 skills to install as source '127-0-0-1-"),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("deploy.tar.gz · 3 files, "),
         "{}",
         out.stdout
     );
     for name in ["deploy", "hello"] {
-        assert_eq!(locked_digest(&fixture, name), folder_digest(&team.join(name)), "{name}");
+        assert_eq!(
+            locked_digest(&fixture, name),
+            folder_digest(&team.join(name)),
+            "{name}"
+        );
     }
     // The script is still executable in the store.
     let deploy = store(&fixture).join(&locked_digest(&fixture, "deploy")["sha256:".len()..]);
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(deploy.join("scripts/deploy.sh")).unwrap().permissions().mode();
+    let mode = std::fs::metadata(deploy.join("scripts/deploy.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o555);
 
     let server = serve(&fixture).await;
@@ -588,12 +708,27 @@ async fn publish_then_add_from_a_static_host_round_trips_the_digests() {
     server.stop().await;
 
     // A new version of one skill: only it is downloaded again, and shown.
-    fixture.write("team/hello/SKILL.md", &skill_md("hello", "Say hello, warmly.", "# Hello"));
+    fixture.write(
+        "team/hello/SKILL.md",
+        &skill_md("hello", "Say hello, warmly.", "# Hello"),
+    );
     expect(&fixture, &["publish", "team", "--out", "site"], 0);
-    host.answer("/.well-known/agent-skills/deploy.tar.gz", "HTTP/1.1 500 Internal Server Error");
+    host.answer(
+        "/.well-known/agent-skills/deploy.tar.gz",
+        "HTTP/1.1 500 Internal Server Error",
+    );
     let out = expect(&fixture, &["update", "--yes"], 0);
-    assert!(out.stdout.contains("  unchanged  deploy\n  changed    hello: 0 files added, 0 removed, 1 changed\n"), "{}", out.stdout);
-    assert_eq!(locked_digest(&fixture, "hello"), folder_digest(&team.join("hello")));
+    assert!(
+        out.stdout.contains(
+            "  unchanged  deploy\n  changed    hello: 0 files added, 0 removed, 1 changed\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        locked_digest(&fixture, "hello"),
+        folder_digest(&team.join("hello"))
+    );
 }
 
 /// A `.tar.gz` whose one entry is built by `entry`.
@@ -658,7 +793,9 @@ fn hostile_archives_and_bad_digests_are_refused_and_change_nothing() {
                 b.append(&h, &b"x"[..]).unwrap();
             }),
             None,
-            format!("skillserve: {artifact}: the archive of skill 'x' is refused: it holds the path `../escape`, which is absolute, climbs out with `..`, or is not plain UTF-8\n"),
+            format!(
+                "skillserve: {artifact}: the archive of skill 'x' is refused: it holds the path `../escape`, which is absolute, climbs out with `..`, or is not plain UTF-8\n"
+            ),
         ),
         (
             tar_gz(|b| {
@@ -668,7 +805,9 @@ fn hostile_archives_and_bad_digests_are_refused_and_change_nothing() {
                 b.append_link(&mut h, "secret", "/etc/passwd").unwrap();
             }),
             None,
-            format!("skillserve: {artifact}: the archive of skill 'x' is refused: it holds a link (`secret`), which is refused (only files and folders may be unpacked)\n"),
+            format!(
+                "skillserve: {artifact}: the archive of skill 'x' is refused: it holds a link (`secret`), which is refused (only files and folders may be unpacked)\n"
+            ),
         ),
         (
             // A 10 GB file, as its header says (the data is never read).
@@ -681,7 +820,9 @@ fn hostile_archives_and_bad_digests_are_refused_and_change_nothing() {
                 b.append(&h, std::io::repeat(0).take(1 << 20)).unwrap();
             }),
             None,
-            format!("skillserve: {artifact}: the archive of skill 'x' is refused: it unpacks to more than "),
+            format!(
+                "skillserve: {artifact}: the archive of skill 'x' is refused: it unpacks to more than "
+            ),
         ),
     ];
     for (archive, digest, error) in cases {
@@ -691,11 +832,17 @@ fn hostile_archives_and_bad_digests_are_refused_and_change_nothing() {
         nothing_written(&fixture);
     }
     // An index without the schema.
-    std::fs::write(fixture.path("site/.well-known/agent-skills/index.json"), r#"{"skills": []}"#).unwrap();
+    std::fs::write(
+        fixture.path("site/.well-known/agent-skills/index.json"),
+        r#"{"skills": []}"#,
+    )
+    .unwrap();
     let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
     assert_eq!(
         out.stderr,
-        format!("skillserve: {url}: no `$schema`; an Agent Skills discovery index names https://schemas.agentskills.io/discovery/0.2.0/schema.json\n")
+        format!(
+            "skillserve: {url}: no `$schema`; an Agent Skills discovery index names https://schemas.agentskills.io/discovery/0.2.0/schema.json\n"
+        )
     );
     // Plain http:// anywhere but this machine.
     let out = expect(&fixture, &["add", "http://example.com/", "--yes"], 1);
@@ -707,7 +854,11 @@ fn hostile_archives_and_bad_digests_are_refused_and_change_nothing() {
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let out = expect(&fixture, &["add", &format!("http://127.0.0.1:{port}/"), "--yes"], 1);
+    let out = expect(
+        &fixture,
+        &["add", &format!("http://127.0.0.1:{port}/"), "--yes"],
+        1,
+    );
     assert!(
         out.stderr.starts_with(&format!("skillserve: could not fetch http://127.0.0.1:{port}/.well-known/agent-skills/index.json: ")),
         "{}",
@@ -725,27 +876,39 @@ fn git_failures_name_the_url_and_git_s_message_and_change_nothing() {
     let out = expect(&fixture, &["add", &url, "--ref", "nope", "--yes"], 1);
     assert_eq!(
         out.stderr,
-        format!("skillserve: git could not fetch {url}: fatal: couldn't find remote ref nope; check that `nope` is a branch, tag or commit of the repository\n")
+        format!(
+            "skillserve: git could not fetch {url}: fatal: couldn't find remote ref nope; check that `nope` is a branch, tag or commit of the repository\n"
+        )
     );
     // A repository that does not exist.
     let missing = format!("file://{}", fixture.path("nowhere").display());
     let out = expect(&fixture, &["add", &missing, "--yes"], 1);
     assert!(
-        out.stderr.starts_with(&format!("skillserve: git could not fetch {missing}: fatal: ")),
+        out.stderr.starts_with(&format!(
+            "skillserve: git could not fetch {missing}: fatal: "
+        )),
         "{}",
         out.stderr
     );
     // A private repository: the server wants credentials, git may not ask.
     let host = StaticHost::start(fixture.path("site"));
-    host.answer("/private.git", "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Basic realm=\"git\"");
+    host.answer(
+        "/private.git",
+        "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Basic realm=\"git\"",
+    );
     let private = format!("{}/private.git", host.url());
     let out = expect(&fixture, &["add", &private, "--yes"], 1);
     assert!(
-        out.stderr.starts_with(&format!("skillserve: git could not fetch {private}: ")),
+        out.stderr
+            .starts_with(&format!("skillserve: git could not fetch {private}: ")),
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("terminal prompts disabled"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("terminal prompts disabled"),
+        "{}",
+        out.stderr
+    );
     // A repository without skills.
     let empty = fixture.path("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -756,7 +919,10 @@ fn git_failures_name_the_url_and_git_s_message_and_change_nothing() {
     let out = expect(&fixture, &["add", "empty", "--yes"], 1);
     assert_eq!(
         out.stderr,
-        format!("skillserve: no skills found in {}: a skill is a folder with a SKILL.md (up to four levels down, or listed in .claude-plugin/marketplace.json)\n", empty.display())
+        format!(
+            "skillserve: no skills found in {}: a skill is a folder with a SKILL.md (up to four levels down, or listed in .claude-plugin/marketplace.json)\n",
+            empty.display()
+        )
     );
     // No git at all.
     let mut command = fixture.command(&["add", &url, "--yes"]);
@@ -770,7 +936,12 @@ fn git_failures_name_the_url_and_git_s_message_and_change_nothing() {
     );
     // Something that is no source at all.
     let out = expect(&fixture, &["add", "not a source", "--yes"], 1);
-    assert!(out.stderr.starts_with("skillserve: cannot tell what `not a source` is"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("skillserve: cannot tell what `not a source` is"),
+        "{}",
+        out.stderr
+    );
     nothing_written(&fixture);
 }
 
@@ -786,27 +957,66 @@ fn a_marketplace_layout_and_a_single_skill_repository_are_found() {
         "upstream/.claude-plugin/marketplace.json",
         r#"{"plugins": [{"name": "docs", "source": "./", "skills": ["./a/b/c/d/e/deep"]}]}"#,
     );
-    fixture.write("upstream/a/b/c/d/e/deep/SKILL.md", &skill_md("deep", "Deep.", "x"));
-    fixture.write("upstream/skills/near/SKILL.md", &skill_md("near", "Near.", "x"));
+    fixture.write(
+        "upstream/a/b/c/d/e/deep/SKILL.md",
+        &skill_md("deep", "Deep.", "x"),
+    );
+    fixture.write(
+        "upstream/skills/near/SKILL.md",
+        &skill_md("near", "Near.", "x"),
+    );
     commit(&fixture, "x");
     let out = expect(&fixture, &["add", "upstream", "--yes", "--id", "market"], 0);
-    assert!(out.stdout.contains("  deep  Deep.\n      a/b/c/d/e/deep · "), "{}", out.stdout);
-    assert!(out.stdout.contains("  near  Near.\n      skills/near · "), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("  deep  Deep.\n      a/b/c/d/e/deep · "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("  near  Near.\n      skills/near · "),
+        "{}",
+        out.stdout
+    );
 
     // A repository that is itself one skill, limited with --path too.
     let single = fixture.path("single");
     std::fs::create_dir_all(&single).unwrap();
     git(&fixture, &single, &["init", "--quiet"]);
-    fixture.write("single/tool/SKILL.md", "---\ndescription: No name.\n---\nx\n");
+    fixture.write(
+        "single/tool/SKILL.md",
+        "---\ndescription: No name.\n---\nx\n",
+    );
     fixture.write("single/other/SKILL.md", &skill_md("other", "Other.", "x"));
     git(&fixture, &single, &["add", "--all"]);
     git(&fixture, &single, &["commit", "--quiet", "-m", "x"]);
     let out = expect(&fixture, &["add", "single", "--path", "tool", "--yes"], 0);
-    assert!(out.stdout.contains("1 skill to install as source 'single':"), "{}", out.stdout);
-    assert!(out.stdout.contains("  tool  No name.\n      tool · 1 file"), "{}", out.stdout);
-    let out = expect(&fixture, &["list", "--no-project", "--no-user", "--no-plugins"], 0);
-    assert!(out.stdout.contains("\ntool "), "named after its folder in the source: {}", out.stdout);
-    let out = expect(&fixture, &["add", "single", "--path", "../x", "--id", "y", "--yes"], 1);
+    assert!(
+        out.stdout
+            .contains("1 skill to install as source 'single':"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("  tool  No name.\n      tool · 1 file"),
+        "{}",
+        out.stdout
+    );
+    let out = expect(
+        &fixture,
+        &["list", "--no-project", "--no-user", "--no-plugins"],
+        0,
+    );
+    assert!(
+        out.stdout.contains("\ntool "),
+        "named after its folder in the source: {}",
+        out.stdout
+    );
+    let out = expect(
+        &fixture,
+        &["add", "single", "--path", "../x", "--id", "y", "--yes"],
+        1,
+    );
     assert_eq!(
         out.stderr,
         "skillserve: --path ../x: give a folder inside the repository, like `skills`\n"
@@ -819,31 +1029,51 @@ fn a_lock_edited_into_nonsense_is_an_error_with_file_and_line() {
     let url = upstream(&fixture);
     expect(&fixture, &["add", &url, "--yes"], 0);
     let lock = fixture.path("config/skillserve/sources.lock");
-    let text = lock_text(&fixture).unwrap().replace("kind = \"git\"", "kind = \"svn\"");
+    let text = lock_text(&fixture)
+        .unwrap()
+        .replace("kind = \"git\"", "kind = \"svn\"");
     std::fs::write(&lock, &text).unwrap();
     let line = text.lines().position(|l| l == "kind = \"svn\"").unwrap() + 1;
     let expected = format!(
         "skillserve: {}:{line}: `sources.upstream.kind` is \"svn\"; it must be \"git\" or \"index\"; fix the file by hand (or restore it from a backup); nothing was changed\n",
         lock.display()
     );
-    for args in [&["sources"][..], &["update"], &["remove", "upstream", "--yes"], &["add", "x/y", "--yes"]] {
+    for args in [
+        &["sources"][..],
+        &["update"],
+        &["remove", "upstream", "--yes"],
+        &["add", "x/y", "--yes"],
+    ] {
         let out = expect(&fixture, args, 1);
         assert_eq!(out.stderr, expected, "{args:?}");
     }
     assert_eq!(lock_text(&fixture).unwrap(), text);
-    let out = expect(&fixture, &["check", "--no-project", "--no-user", "--no-plugins"], 1);
+    let out = expect(
+        &fixture,
+        &["check", "--no-project", "--no-user", "--no-plugins"],
+        1,
+    );
     assert!(
-        out.stdout.contains(&format!("{}\n  error[lock-invalid] line {line}: `sources.upstream.kind` is \"svn\"", lock.display())),
+        out.stdout.contains(&format!(
+            "{}\n  error[lock-invalid] line {line}: `sources.upstream.kind` is \"svn\"",
+            lock.display()
+        )),
         "{}",
         out.stdout
     );
     // The id taken by another URL.
-    std::fs::write(&lock, lock_text(&fixture).unwrap().replace("\"svn\"", "\"git\"")).unwrap();
+    std::fs::write(
+        &lock,
+        lock_text(&fixture).unwrap().replace("\"svn\"", "\"git\""),
+    )
+    .unwrap();
     let other = fixture.path("other/upstream");
     std::fs::create_dir_all(&other).unwrap();
     let out = expect(&fixture, &["add", &other.display().to_string(), "--yes"], 1);
     assert_eq!(
         out.stderr,
-        format!("skillserve: there is already a source called 'upstream' ({url}); choose another name with --id\n")
+        format!(
+            "skillserve: there is already a source called 'upstream' ({url}); choose another name with --id\n"
+        )
     );
 }

@@ -13,6 +13,8 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, mpsc};
 
+pub mod http;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_skillserve");
 
 /// A temporary copy of `fixtures/` (symlinks preserved) with
