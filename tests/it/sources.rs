@@ -223,6 +223,13 @@ async fn add_serve_update_and_remove_a_git_source() {
         folder_digest(&fixture.path("upstream/skills/pdf"))
     );
     assert_eq!(entries(&fixture).len(), 2);
+    // The user's own notes in the lock survive every later edit.
+    let lock_path = fixture.path("config/skillserve/sources.lock");
+    let noted = lock.replace(
+        "[sources.upstream]\n",
+        "# Our PDF and Word skills: reviewed by the platform team.\n[sources.upstream]\n",
+    );
+    std::fs::write(&lock_path, &noted).unwrap();
 
     // Installed files are read-only.
     let entry = store(&fixture).join(&pdf_digest["sha256:".len()..]);
@@ -238,6 +245,40 @@ async fn add_serve_update_and_remove_a_git_source() {
         format!(
             "skillserve: {url} is already installed as source 'upstream'; `skillserve update upstream` fetches it again\n"
         )
+    );
+
+    // Listed and shown with its provenance.
+    let bare = ["--no-project", "--no-user", "--no-plugins"];
+    let out = expect(&fixture, &[&["list"][..], &bare].concat(), 0);
+    assert!(
+        out.stdout.contains(&format!(
+            "pdf   installed  {}\n    Fill PDF forms.\n    from source 'upstream': {url}@{first} (skills/pdf)\n",
+            entry.display()
+        )),
+        "{}",
+        out.stdout
+    );
+    let out = expect(&fixture, &[&["list", "--json"][..], &bare].concat(), 0);
+    let listed: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let pdf = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "pdf")
+        .unwrap();
+    assert_eq!(
+        pdf["installed"],
+        serde_json::json!({"id": "upstream", "kind": "git", "url": url, "version": first,
+                           "path": "skills/pdf", "digest": pdf_digest})
+    );
+    let out = expect(&fixture, &[&["show", "pdf"][..], &bare].concat(), 0);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "Loading: pdf\nBase directory: {}\nSource: {url}@{first}\n\n---\n",
+            entry.display()
+        )),
+        "{}",
+        out.stdout
     );
 
     // Served with its provenance.
@@ -351,6 +392,12 @@ async fn add_serve_update_and_remove_a_git_source() {
         text(&answer)
     );
     assert!(text(&answer).contains("Fill and sign"));
+    assert!(
+        lock_text(&fixture).unwrap().contains(
+            "# Our PDF and Word skills: reviewed by the platform team.\n[sources.upstream]\n"
+        ),
+        "the comment is kept"
+    );
     // The replaced entry is gone from the store.
     assert_eq!(entries(&fixture).len(), 3);
     assert!(!entry.exists());
@@ -1076,4 +1123,95 @@ fn a_lock_edited_into_nonsense_is_an_error_with_file_and_line() {
             "skillserve: there is already a source called 'upstream' ({url}); choose another name with --id\n"
         )
     );
+}
+
+/// A pseudo-terminal: its controller, and its other end opened as a file
+/// (what the child gets as stdin).
+#[cfg(target_os = "linux")]
+fn terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: posix_openpt returns a new descriptor (checked) that the File
+    // then owns; grantpt/unlockpt/ptsname_r only read it and write into the
+    // buffer given, whose length is passed.
+    unsafe {
+        let controller = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(controller >= 0, "posix_openpt");
+        let controller_file = std::fs::File::from_raw_fd(controller);
+        assert_eq!(libc::grantpt(controller), 0, "grantpt");
+        assert_eq!(libc::unlockpt(controller), 0, "unlockpt");
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(
+            libc::ptsname_r(controller, name.as_mut_ptr(), name.len()),
+            0,
+            "ptsname_r"
+        );
+        let name = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let other = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name)
+            .unwrap();
+        (controller_file, other)
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_add_and_remove_ask_and_a_no_changes_nothing() {
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    let ask = |args: &[&str], answer: &str| {
+        let (mut controller, other) = terminal();
+        let mut command = fixture.command(args);
+        sources_env(&fixture, &mut command);
+        command
+            .stdin(other)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().unwrap();
+        controller.write_all(answer.as_bytes()).unwrap();
+        // The controller stays open until the child is done: closing it
+        // would hang up the terminal.
+        let output = child.wait_with_output().unwrap();
+        drop(controller);
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+
+    let (code, stdout, stderr) = ask(&["add", &url], "n\n");
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with(&format!("Source: {url} (the default branch, commit ")),
+        "{stdout}"
+    );
+    assert_eq!(
+        stderr,
+        "Install 2 skills as source 'upstream'? [y/N] skillserve: nothing was installed: you said no\n"
+    );
+    nothing_written(&fixture);
+
+    let (code, stdout, stderr) = ask(&["add", &url], "yes\n");
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stderr, "Install 2 skills as source 'upstream'? [y/N] ");
+    assert!(stdout.contains("Installed 2 skills from "), "{stdout}");
+    assert_eq!(entries(&fixture).len(), 2);
+
+    // Enter alone is no.
+    let (code, _, stderr) = ask(&["remove", "upstream"], "\n");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "Remove source 'upstream'? [y/N] skillserve: nothing was removed: you said no\n"
+    );
+    assert_eq!(entries(&fixture).len(), 2);
+    let (code, stdout, _) = ask(&["remove", "upstream"], "y\n");
+    assert_eq!(code, Some(0));
+    assert!(stdout.ends_with("Removed source 'upstream'.\n"), "{stdout}");
+    assert_eq!(entries(&fixture), Vec::<String>::new());
 }
