@@ -12,6 +12,11 @@ Drives each server over its stdio pipes with the same Python client as
   * spread:     CALLS sequential round trips over every skill in a shuffled
     order, each skill called two or three times (what a model does: most calls
     are the first of their skill);
+  * file:       CALLS sequential `tools/call` round trips with `file`, one
+    `references/` file of each skill that has one, in a shuffled order (the
+    gate opens the skill folder and the file beneath it);
+  * read:       CALLS sequential `resources/read` round trips of the same
+    files (the gate, and the bytes as they are on disk);
   * in flight:  CALLS calls with 32 requests outstanding at any time: calls per
     second;
   * exit:       from closing stdin to the process's exit, at 1,000 and 10,000
@@ -49,18 +54,26 @@ def start(kind, binary, skills_dir, home, timeout):
     return server
 
 
-def call(server, name):
-    result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
+def call(server, name, file=None):
+    arguments = {"name": name} if file is None else {"name": name, "file": file}
+    result = server.request("tools/call", {"name": "skill", "arguments": arguments})
     if result.get("isError"):
         raise e2e.ServerError(f"tools/call {name!r} failed: {str(result)[:200]}")
 
 
-def sequential(server, names):
-    """Round trips in µs, one per name, in order."""
+def read(server, name, file):
+    result = server.request("resources/read", {"uri": f"skill://{name}/{file}"})
+    if len(result.get("contents", [])) != 1:
+        raise e2e.ServerError(f"resources/read {name}/{file} failed: {str(result)[:200]}")
+
+
+def sequential(server, names, how=call):
+    """Round trips in µs, one per name (or (name, file)), in order."""
     trips = []
     for name in names:
+        args = name if isinstance(name, tuple) else (name,)
         started = time.perf_counter()
-        call(server, name)
+        how(server, *args)
         trips.append((time.perf_counter() - started) * 1e6)
     return trips
 
@@ -126,6 +139,18 @@ def main(argv=None):
         rng.shuffle(batch)
         spread.extend(batch)
     spread = spread[:a.calls]
+    # One references/ file of each skill that has them.
+    with_files = []
+    for name in names:
+        folder = os.path.join(skills_dir, name, "references")
+        if os.path.isdir(folder):
+            with_files.append((name, "references/" + sorted(os.listdir(folder))[0]))
+    files = []
+    while len(files) < a.calls:
+        batch = with_files[:]
+        rng.shuffle(batch)
+        files.extend(batch)
+    files = files[:a.calls]
 
     servers = [("floor", "floor", a.floor), ("skillserve", "skillserve", a.bin)]
     servers += [(f"skillserve ({os.path.basename(os.path.dirname(p)) or p})", "skillserve", p)
@@ -134,7 +159,8 @@ def main(argv=None):
         if not os.access(binary, os.X_OK):
             print(f"callpath: {binary} is not an executable; see the usage above", file=sys.stderr)
             return 2
-    results = {label: {"one": [], "spread": [], "flight": []} for label, _, _ in servers}
+    results = {label: {"one": [], "spread": [], "file": [], "read": [], "flight": []}
+               for label, _, _ in servers}
     try:
         for round_ in range(a.rounds):
             for label, kind, binary in servers:
@@ -145,6 +171,8 @@ def main(argv=None):
                         sequential(server, [typical] * 50)
                         results[label]["one"].append(statistics.median(sequential(server, [typical] * a.calls)))
                         results[label]["spread"].append(statistics.median(sequential(server, spread)))
+                        results[label]["file"].append(statistics.median(sequential(server, files)))
+                        results[label]["read"].append(statistics.median(sequential(server, files, read)))
                         results[label]["flight"].append(in_flight(server, spread))
                         server.stop()
                     finally:
@@ -169,18 +197,20 @@ def main(argv=None):
     print(f"Call path at {a.skills:,} skills, {a.calls:,} calls per run, median of {a.rounds} rounds; "
           f"load average {os.getloadavg()[0]:.2f}")
     print()
-    print("| server | one skill p50 | spread p50 | 32 in flight | exit at " +
+    print("| server | one skill p50 | spread p50 | file p50 | resources/read p50 | 32 in flight | exit at " +
           " / ".join(f"{int(n):,}" for n in a.exit_sizes.split(",")) + " |")
-    print("|---|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label, kind, _ in servers:
         med = {k: statistics.median(v) for k, v in results[label].items()}
         ratio = "" if kind == "floor" else " ({:.2f}×)"
         one = f"{med['one']:.0f} µs" + (ratio.format(med["one"] / floor["one"]) if ratio else "")
         spr = f"{med['spread']:.0f} µs" + (ratio.format(med["spread"] / floor["spread"]) if ratio else "")
+        fil = f"{med['file']:.0f} µs" + (ratio.format(med["file"] / floor["file"]) if ratio else "")
+        rea = f"{med['read']:.0f} µs" + (ratio.format(med["read"] / floor["read"]) if ratio else "")
         fl = f"{med['flight']:,.0f}/s" + (ratio.format(med["flight"] / floor["flight"]) if ratio else "")
         ex = " / ".join(f"{exits[(label, int(n))]:.1f} ms" for n in a.exit_sizes.split(",")) \
             if kind == "skillserve" else "–"
-        print(f"| {label} | {one} | {spr} | {fl} | {ex} |")
+        print(f"| {label} | {one} | {spr} | {fil} | {rea} | {fl} | {ex} |")
     return 0
 
 

@@ -1,5 +1,6 @@
-//! The files of a skill (`src/files.rs`): listing, the listing cache's check,
-//! digests cold and cached, resolving a path. On two skills written into
+//! The files of a skill (`src/files.rs`, `src/listing.rs`, `src/gate.rs`):
+//! listing, the listing cache's check, digests cold and cached, opening a
+//! path through the gate. On two skills written into
 //! `target/bench-corpus/files/` on every run: `s30` (a SKILL.md and 29 files
 //! of 1–40 KB in three folders, about 400 KB, like the larger skills of
 //! `anthropics/skills`) and `s600` (600 files of 1 KB in 20 folders: past
@@ -13,7 +14,9 @@ use std::sync::OnceLock;
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 
-use skillserve::files::{self, Files};
+use skillserve::files::Files;
+use skillserve::gate::{Gate, Place};
+use skillserve::listing;
 
 fn main() {
     skills();
@@ -63,6 +66,23 @@ fn skill(name: &str) -> &'static Path {
     &skills()[index]
 }
 
+/// Where the skill `name` is, for the gate.
+fn place(name: &str) -> Place<'static> {
+    static FILES: OnceLock<[PathBuf; 2]> = OnceLock::new();
+    let files = FILES.get_or_init(|| skills().clone().map(|dir| dir.join("SKILL.md")));
+    let index = SHAPES.iter().position(|s| s.0 == name).unwrap();
+    Place {
+        dir: &skills()[index],
+        file: &files[index],
+        fence: None,
+    }
+}
+
+/// The skill's files, listed without the cache.
+fn list(place: Place) -> listing::Listing {
+    listing::list(&Gate::open(place).unwrap())
+}
+
 /// `$CARGO_TARGET_DIR` when set (relative to the package), else `target/`.
 fn target_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -76,24 +96,27 @@ const NAMES: [&str; 2] = ["s30", "s600"];
 
 /// The bounded walk, no cache: what a first call costs.
 #[divan::bench(args = NAMES)]
-fn list(bencher: Bencher, name: &str) {
-    let dir = skill(name);
-    let files = files::list(dir).files.len();
+fn walk(bencher: Bencher, name: &str) {
+    let place = place(name);
+    let files = list(place).files.len();
     bencher
         .counter(ItemsCount::new(files))
-        .bench(|| files::list(black_box(dir)));
+        .bench(|| list(black_box(place)));
 }
 
 /// A cached listing: one `stat` per folder read and per file listed.
 #[divan::bench(args = NAMES)]
 fn listing_cached(bencher: Bencher, name: &str) {
-    let dir = skill(name);
+    let place = place(name);
     let files = Files::new(1 << 20);
-    let first = files.listing(dir);
-    assert!(std::sync::Arc::ptr_eq(&first, &files.listing(dir)));
+    let first = files.listing(place).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &first,
+        &files.listing(place).unwrap()
+    ));
     bencher
         .counter(ItemsCount::new(first.files.len()))
-        .bench(|| files.listing(black_box(dir)));
+        .bench(|| files.listing(black_box(place)).unwrap());
 }
 
 /// What a check of the folders alone would cost (not what the cache does:
@@ -102,7 +125,7 @@ fn listing_cached(bencher: Bencher, name: &str) {
 fn stat_folders_only(bencher: Bencher, name: &str) {
     let dir = skill(name);
     let mut folders: Vec<PathBuf> = vec![dir.to_path_buf()];
-    for entry in files::list(dir).files {
+    for entry in list(place(name)).files {
         if let Some((folder, _)) = entry.path.rsplit_once('/') {
             let folder = dir.join(folder);
             if !folders.contains(&folder) {
@@ -120,30 +143,35 @@ fn stat_folders_only(bencher: Bencher, name: &str) {
 /// Every listed file's digest with an empty cache: read and hash them all.
 #[divan::bench(args = NAMES, sample_count = 20)]
 fn digests_cold(bencher: Bencher, name: &str) {
-    let dir = skill(name);
-    let listing = files::list(dir);
+    let place = place(name);
+    let listing = list(place);
     bencher
         .counter(ItemsCount::new(listing.files.len()))
         .with_inputs(|| Files::new(1 << 20))
-        .bench_local_refs(|files| black_box(files.digests(dir, &listing.files).unwrap()));
+        .bench_local_refs(|files| black_box(files.digests(place, &listing.files).unwrap()));
 }
 
-/// Every listed file's digest from the cache: resolve and `stat` each.
+/// Every listed file's digest from the cache: a `stat` of each.
 #[divan::bench(args = NAMES)]
 fn digests_cached(bencher: Bencher, name: &str) {
-    let dir = skill(name);
+    let place = place(name);
     let files = Files::new(1 << 20);
-    let listing = files.listing(dir);
-    files.digests(dir, &listing.files).unwrap();
+    let listing = files.listing(place).unwrap();
+    files.digests(place, &listing.files).unwrap();
     bencher
         .counter(ItemsCount::new(listing.files.len()))
-        .bench(|| black_box(files.digests(dir, &listing.files).unwrap()));
+        .bench(|| black_box(files.digests(place, &listing.files).unwrap()));
 }
 
-/// Resolving one path a client asked for (checks, two `canonicalize`, one
-/// `stat`).
+/// Opening one path a client asked for through the gate: the skill folder,
+/// then the file beneath it (`openat2` on Linux).
 #[divan::bench]
-fn resolve(bencher: Bencher) {
-    let dir = skill("s30");
-    bencher.bench(|| files::resolve(black_box(dir), black_box("folder01/file05.md")).unwrap());
+fn open_through_the_gate(bencher: Bencher) {
+    let place = place("s30");
+    bencher.bench(|| {
+        Gate::open(black_box(place))
+            .unwrap()
+            .resolve(black_box("folder01/file05.md"))
+            .unwrap()
+    });
 }

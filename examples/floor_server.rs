@@ -1,8 +1,9 @@
 //! The floor of the call benchmark (`benches/callpath.py`): a bare, blocking
-//! stdio JSON-RPC server that answers `tools/call` with the very bytes
-//! skillserve would, from memory. Whatever skillserve spends above this is
-//! its own cost: resolving the name, checking and reading the file, the
-//! runtime, rmcp.
+//! stdio JSON-RPC server that answers `tools/call` (with or without `file`)
+//! and `resources/read` with the very text skillserve would, from memory.
+//! Whatever skillserve spends above this is its own cost: resolving the
+//! name, opening the file through the gate and reading it, the runtime,
+//! rmcp.
 //!
 //!     cargo build --release --example floor_server
 //!     target/release/examples/floor_server SKILLS_DIR
@@ -39,14 +40,36 @@ fn main() -> std::io::Result<()> {
                 "inputSchema": {"type": "object"}
             }]}),
             "tools/call" => {
-                let name = message["params"]["arguments"]["name"]
-                    .as_str()
-                    .unwrap_or_default();
-                match answers.get(name) {
+                let arguments = &message["params"]["arguments"];
+                let name = arguments["name"].as_str().unwrap_or_default();
+                let answer = match arguments["file"].as_str() {
+                    None => answers.get(name).map(|skill| skill.answer.clone()),
+                    Some(file) => answers.get(name).and_then(|skill| {
+                        let text = skill.files.get(file)?;
+                        Some(format!(
+                            "Loading: {name}/{file}\nBase directory: {}\n\n{text}",
+                            skill.dir
+                        ))
+                    }),
+                };
+                match answer {
                     Some(text) => json!({"content": [{"type": "text", "text": text}]}),
                     None => {
                         json!({"content": [{"type": "text", "text": "not found"}], "isError": true})
                     }
+                }
+            }
+            "resources/read" => {
+                let uri = message["params"]["uri"].as_str().unwrap_or_default();
+                let text = uri
+                    .strip_prefix("skill://")
+                    .and_then(|rest| rest.split_once('/'))
+                    .and_then(|(name, file)| answers.get(name)?.files.get(file));
+                match text {
+                    Some(text) => {
+                        json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
+                    }
+                    None => json!({"contents": []}),
                 }
             }
             _ => json!({}),
@@ -61,8 +84,17 @@ fn main() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Every skill folder's answer text, keyed by folder name.
-fn load(dir: &Path) -> std::io::Result<HashMap<String, String>> {
+/// A skill, in memory.
+struct Skill {
+    dir: String,
+    /// What a `tools/call` of it returns.
+    answer: String,
+    /// Its `SKILL.md` and `references/` files' texts, by relative path.
+    files: HashMap<String, String>,
+}
+
+/// Every skill folder, keyed by folder name.
+fn load(dir: &Path) -> std::io::Result<HashMap<String, Skill>> {
     let mut answers = HashMap::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -74,7 +106,19 @@ fn load(dir: &Path) -> std::io::Result<HashMap<String, String>> {
             "Loading: {name}\nBase directory: {}\n\n{text}",
             path.display()
         );
-        answers.insert(name, answer);
+        let mut files = HashMap::from([("SKILL.md".to_owned(), text)]);
+        if let Ok(references) = std::fs::read_dir(path.join("references")) {
+            for reference in references {
+                let reference = reference?.path();
+                let file = reference.file_name().unwrap().to_string_lossy();
+                files.insert(
+                    format!("references/{file}"),
+                    std::fs::read_to_string(&reference)?,
+                );
+            }
+        }
+        let dir = path.display().to_string();
+        answers.insert(name, Skill { dir, answer, files });
     }
     Ok(answers)
 }

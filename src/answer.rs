@@ -9,8 +9,11 @@ use std::sync::Arc;
 
 use crate::config::MAX_QUERY_CHARS;
 use crate::contents::Contents;
-use crate::disk::{self, ReadError};
-use crate::files::{self, Content, FileError, Files, Kind, Target};
+use crate::disk::ReadError;
+use crate::files::Files;
+use crate::gate::{FileError, Gate, Kind, Target};
+use crate::listing;
+use crate::mime::Content;
 use crate::parse;
 use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
@@ -126,7 +129,10 @@ pub fn lookup(
     let answer = match read(skill, contents) {
         Ok(content) => Answer::Skill {
             text: render::loading(skill, &content, &base_directory(skill, base)),
-            files: render::files_block(skill, &files.listing(&skill.dir)),
+            files: files
+                .listing(skill.place())
+                .ok()
+                .and_then(|listing| render::files_block(skill, &listing)),
         },
         // The folder may be gone too, or be a file now.
         Err(error) if error.is_gone() => return vanished(skill),
@@ -213,24 +219,35 @@ pub fn lookup_file(
             error,
         })
     };
-    let target = match target(skill, file) {
+    let gate = match Gate::open(skill.place()) {
+        Ok(gate) => gate,
+        // The folder is gone: the user deleted the skill. (For a project
+        // skill, gone inside the repository: a symlink out of it is refused
+        // by the gate, never followed to see whether anything is there.)
+        Err(FileError::NotFound { .. }) => return vanished(skill),
+        Err(error) => return refused(error),
+    };
+    let target = match gate.resolve(file) {
         Ok(target) => target,
-        Err(error) if !skill.dir.exists() => {
-            tracing::debug!(skill = %skill.name, "the skill's folder is gone ({error})");
-            return vanished(skill);
-        }
         Err(FileError::NotFound { .. }) => {
-            let suggestions = files::suggest(&files.listing(&skill.dir), file);
+            let suggestions = files
+                .listing(skill.place())
+                .map(|listing| listing::suggest(&listing, file))
+                .unwrap_or_default();
             return refused(FileError::NotFound { suggestions });
         }
         Err(error) => return refused(error),
     };
-    let rel = target.rel();
+    let rel = target.rel().to_owned();
+    let rel = rel.as_str();
     if target.kind() == Kind::Folder {
-        let listing = files.folder_listing(&skill.dir, rel);
-        return Lookup::Answer(FileAnswer::Text(render::folder(skill, rel, &listing)));
+        drop(target);
+        return Lookup::Answer(match files.folder_listing(skill.place(), rel) {
+            Ok(listing) => FileAnswer::Text(render::folder(skill, rel, &listing)),
+            Err(error) => return refused(error),
+        });
     }
-    Lookup::Answer(match files.read(&target) {
+    Lookup::Answer(match files.read(target) {
         Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(
             skill,
             rel,
@@ -255,17 +272,12 @@ pub fn lookup_file(
     })
 }
 
-/// The file or folder `file` names inside `skill`'s folder, by the rules of
-/// [`files::resolve`]; `skill://` resources are found the same way.
+/// The file or folder `file` names inside `skill`'s folder, opened through
+/// the gate ([`Gate::resolve`]); `skill://` resources are found the same
+/// way. A project skill whose folder became a symlink out of the repository
+/// since the scan is refused whole (behaviour.md §12).
 pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
-    // A project skill whose folder became a symlink out of the repository
-    // since the scan: nothing in it is read (behaviour.md §12).
-    if let Some(fence) = &skill.fence
-        && let Err(Ok(_)) = disk::stays_inside(&skill.dir, fence)
-    {
-        return Err(FileError::Outside);
-    }
-    files::resolve(&skill.dir, file)
+    Gate::open(skill.place())?.resolve(file)
 }
 
 /// The skill `name` resolves to, or what to answer instead: a name too long
@@ -304,15 +316,10 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 }
 
 /// The skill's text as it is now, held to the scan's rules again: the file
-/// may have been swapped (for a symlink out of the project, say) since.
+/// may have been swapped (for a symlink out of the project, say) since, and
+/// it is read through the gate.
 fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
-    if let Some(fence) = &skill.fence
-        && disk::stays_inside(&skill.file, fence).is_err()
-        && skill.file.exists()
-    {
-        return Err(ReadError::OutsideProject);
-    }
-    let text = contents.read(&skill.file)?;
+    let text = contents.read(skill.place())?;
     if !parse::has_frontmatter(&text) {
         return Err(ReadError::NoFrontmatter);
     }

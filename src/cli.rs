@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use tracing_subscriber::filter::{LevelFilter, Targets};
 
 use crate::config::{
     Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_HTTP_ADDR, DEFAULT_MAX_FILE_BYTES,
@@ -632,9 +633,6 @@ fn checked_budget(given: Option<usize>) -> Result<usize, UsageError> {
     Ok(budget)
 }
 
-/// The log levels `--log-level` and `SKILLSERVE_LOG` accept.
-const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
-
 impl Cli {
     /// The budget of `list --description`.
     pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
@@ -764,26 +762,25 @@ impl Cli {
     /// The `tracing` filter for the log: `--log-level` (a bare level applies
     /// to skillserve, dependencies stay at `warn`), else `SKILLSERVE_LOG`, else
     /// `info` for skillserve in the server and `warn` for commands.
-    pub fn log_filter(&self, env: &Env) -> Result<String, UsageError> {
+    pub fn log_filter(&self, env: &Env) -> Result<Targets, UsageError> {
         if let Some(value) = &self.shared.log_level {
-            let level = value.trim().to_ascii_lowercase();
-            if LOG_LEVELS.contains(&level.as_str()) {
-                return Ok(format!("warn,skillserve={level}"));
+            if let Some(level) = log_level(value) {
+                return Ok(Targets::new()
+                    .with_default(LevelFilter::WARN)
+                    .with_target("skillserve", level));
             }
-            check_filter("--log-level", value)?;
-            return Ok(value.clone());
+            return parse_filter("--log-level", value);
         }
         if let Some(filter) = &env.log_filter {
-            check_filter("SKILLSERVE_LOG", filter)?;
-            return Ok(filter.clone());
+            return parse_filter("SKILLSERVE_LOG", filter);
         }
         let serving = matches!(self.command, None | Some(Command::Serve(_)));
+        let quiet = Targets::new().with_default(LevelFilter::WARN);
         Ok(if serving {
-            "warn,skillserve=info"
+            quiet.with_target("skillserve", LevelFilter::INFO)
         } else {
-            "warn"
-        }
-        .to_owned())
+            quiet
+        })
     }
 
     /// The configuration, plus warnings worth logging (e.g. no home directory).
@@ -873,24 +870,67 @@ impl Cli {
     }
 }
 
-/// Refuses a filter with a word that is not a level where a level belongs:
+/// One of the levels `--log-level` and `SKILLSERVE_LOG` accept, in any case:
+/// off, error, warn, info, debug, trace.
+fn log_level(word: &str) -> Option<LevelFilter> {
+    Some(match word.trim().to_ascii_lowercase().as_str() {
+        "off" => LevelFilter::OFF,
+        "error" => LevelFilter::ERROR,
+        "warn" => LevelFilter::WARN,
+        "info" => LevelFilter::INFO,
+        "debug" => LevelFilter::DEBUG,
+        "trace" => LevelFilter::TRACE,
+        _ => return None,
+    })
+}
+
+/// A log filter: levels and `target=level` pairs separated by commas
+/// (`warn,skillserve=debug`), spaces around each ignored. A bare level applies
+/// to every target; an event takes the level of the longest target that its
+/// own target starts with.
+///
+/// A word that is not a level where a level belongs is refused first:
 /// `tracing` would read `--log-level verbose` as "only the target `verbose`"
-/// and silently log nothing.
-fn check_filter(what: &'static str, filter: &str) -> Result<(), UsageError> {
-    for directive in filter.split(',').map(str::trim) {
-        let level = directive
-            .rsplit_once('=')
-            .map_or(directive, |(_, level)| level);
-        if !directive.is_empty()
-            && !LOG_LEVELS.contains(&level.trim().to_ascii_lowercase().as_str())
-        {
-            return Err(UsageError::LogLevel {
-                what,
-                value: filter.to_owned(),
-            });
-        }
+/// and silently log nothing. Then a target must start with a letter, digit,
+/// `_`, `-` or `:` and hold no space; span and field filters
+/// (`target[span{field}]=level`) are refused rather than read as a target
+/// that matches nothing.
+fn parse_filter(what: &'static str, filter: &str) -> Result<Targets, UsageError> {
+    let mut directives = Vec::new();
+    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let (target, word) = match directive.rsplit_once('=') {
+            Some((target, word)) => (Some(target.trim()), word),
+            None => (None, directive),
+        };
+        let level = log_level(word).ok_or_else(|| UsageError::LogLevel {
+            what,
+            value: filter.to_owned(),
+        })?;
+        directives.push((target, level));
     }
-    Ok(())
+    let refused = |reason: &str| UsageError::LogFilter {
+        value: filter.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut targets = Targets::new();
+    for (target, level) in directives {
+        targets = match target {
+            None => targets.with_default(level),
+            Some(target) if target.contains(['[', ']', '{', '}']) => {
+                return Err(refused(
+                    "span and field filters are not supported; use `level` or `target=level`",
+                ));
+            }
+            Some(target)
+                if target.starts_with(|c: char| c.is_alphanumeric() || "_-:".contains(c))
+                    && !target.contains(|c: char| c.is_whitespace() || c == '=') =>
+            {
+                targets.with_target(target, level)
+            }
+            Some(_) => return Err(refused("invalid filter directive")),
+        };
+    }
+    Ok(targets)
 }
 
 /// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
@@ -1104,15 +1144,21 @@ mod tests {
     #[test]
     fn log_levels_and_filters_are_checked() {
         let filter = |args: &[&str]| parse(args).log_filter(&env());
-        assert_eq!(filter(&[]).unwrap(), "warn,skillserve=info");
-        assert_eq!(filter(&["list"]).unwrap(), "warn");
+        let warn = || Targets::new().with_default(LevelFilter::WARN);
+        assert_eq!(
+            filter(&[]).unwrap(),
+            warn().with_target("skillserve", LevelFilter::INFO)
+        );
+        assert_eq!(filter(&["list"]).unwrap(), warn());
         assert_eq!(
             filter(&["--log-level", "DEBUG"]).unwrap(),
-            "warn,skillserve=debug"
+            warn().with_target("skillserve", LevelFilter::DEBUG)
         );
         assert_eq!(
             filter(&["--log-level", "skillserve=trace,rmcp=info"]).unwrap(),
-            "skillserve=trace,rmcp=info"
+            Targets::new()
+                .with_target("skillserve", LevelFilter::TRACE)
+                .with_target("rmcp", LevelFilter::INFO)
         );
         for bad in ["verbose", "debg", "skillserve=loud", "info,chatty"] {
             assert!(
@@ -1127,7 +1173,64 @@ mod tests {
         env.log_filter = Some("verbose".into());
         assert!(parse(&[]).log_filter(&env).is_err());
         env.log_filter = Some("debug".into());
-        assert_eq!(parse(&[]).log_filter(&env).unwrap(), "debug");
+        assert_eq!(
+            parse(&[]).log_filter(&env).unwrap(),
+            Targets::new().with_default(LevelFilter::DEBUG)
+        );
+    }
+
+    #[test]
+    fn a_filter_is_levels_and_target_level_pairs() {
+        let filter = |text: &str| parse_filter("SKILLSERVE_LOG", text);
+        // Spaces and empty parts are ignored; levels in any case.
+        let targets =
+            filter(" warn , skillserve = DEBUG,,skillserve::server::watch=trace ").unwrap();
+        assert_eq!(
+            targets,
+            Targets::new()
+                .with_default(LevelFilter::WARN)
+                .with_target("skillserve", LevelFilter::DEBUG)
+                .with_target("skillserve::server::watch", LevelFilter::TRACE)
+        );
+        // The longest matching target decides; the bare level covers the rest.
+        let enabled = |target, level| targets.would_enable(target, &level);
+        assert!(enabled("skillserve::server::watch", tracing::Level::TRACE));
+        assert!(enabled("skillserve::scan", tracing::Level::DEBUG));
+        assert!(!enabled("skillserve::scan", tracing::Level::TRACE));
+        assert!(enabled("gray_matter::engine", tracing::Level::WARN));
+        assert!(!enabled("gray_matter::engine", tracing::Level::INFO));
+        // Nothing given: nothing logged.
+        assert_eq!(filter(" , ").unwrap(), Targets::new());
+
+        let refused = |text: &str| match filter(text) {
+            Err(UsageError::LogFilter { reason, .. }) => reason,
+            other => panic!("{text}: {other:?}"),
+        };
+        for text in ["skillserve[scan]=debug", "skillserve[{path}]=debug"] {
+            assert_eq!(
+                refused(text),
+                "span and field filters are not supported; use `level` or `target=level`"
+            );
+        }
+        for text in ["=debug", ".hidden=info", "two words=info", "a=b=info"] {
+            assert_eq!(refused(text), "invalid filter directive");
+        }
+        // A word that is not a level is named before anything else.
+        assert!(matches!(
+            filter("=debug,verbose"),
+            Err(UsageError::LogLevel {
+                what: "SKILLSERVE_LOG",
+                ..
+            })
+        ));
+        assert_eq!(
+            UsageError::LogFilter {
+                value: "=debug".into(),
+                reason: "invalid filter directive".into()
+            }
+            .to_string(),
+            "invalid log filter `=debug`: invalid filter directive"
+        );
     }
 
     #[test]

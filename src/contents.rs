@@ -8,12 +8,20 @@
 //! that produced it. Measured at 1,000 skills, this took the
 //! median `tools/call` round trip from about 140 µs to about 100 µs with
 //! watching on.
+//!
+//! The file is read only through the gate ([`gate::open_own`]), from the
+//! handle it opened. In the user's own folders a `stat` by path decides
+//! whether a kept text can be reused: it is reused only while the path leads
+//! to the very file it was read from (device and inode), unchanged. A
+//! project's `SKILL.md` is opened beneath the repository every time, so one
+//! swapped for a symlink out of it is refused however fresh its text looks.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::disk::{self, ReadError, Stamp};
+use crate::gate::{self, Place};
 
 /// At most this many bytes of text are kept; past it the cache starts over.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
@@ -38,19 +46,33 @@ impl Contents {
         }
     }
 
-    /// The text of the SKILL.md at `path`, exactly as [`disk::read_text`]
-    /// returns it.
-    pub fn read(&self, path: &Path) -> Result<Arc<str>, ReadError> {
-        // Taken before reading: if the file changes while it is read, the
-        // next call sees another version and reads again.
-        let version = Stamp::of(&std::fs::metadata(path)?);
+    /// The text of the skill's `SKILL.md` at `place`, exactly as
+    /// [`read_text`] returns it.
+    pub fn read(&self, place: Place) -> Result<Arc<str>, ReadError> {
+        let path = place.file;
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((cached, text)) = lock().texts.get(path)
-            && *cached == version
+        let kept = |version: Stamp| {
+            lock()
+                .texts
+                .get(path)
+                .filter(|(cached, _)| *cached == version)
+                .map(|(_, text)| Arc::clone(text))
+        };
+        if place.fence.is_none()
+            && let Some(text) = kept(Stamp::of(&std::fs::metadata(path)?))
         {
-            return Ok(Arc::clone(text));
+            return Ok(text);
         }
-        let text: Arc<str> = disk::read_text(path, self.max_file_bytes)?.into();
+        let opened = gate::open_own(place)?;
+        // Taken when it was opened: if the file changes while it is read,
+        // the next call sees another version and reads again.
+        let version = opened.stamp();
+        if let Some(text) = kept(version) {
+            return Ok(text);
+        }
+        let len = opened.len();
+        let bytes = disk::read_all(&mut opened.into_file(), len, self.max_file_bytes)?;
+        let text: Arc<str> = disk::text(bytes)?.into();
         let mut cached = lock();
         if cached.bytes + text.len() > CACHE_BYTES {
             *cached = Cached::default();
@@ -66,36 +88,81 @@ impl Contents {
     }
 }
 
+/// The whole text of the skill's `SKILL.md` at `place`, read through the
+/// gate: strict UTF-8, a leading BOM removed, everything else as on disk.
+pub fn read_text(place: Place, max: u64) -> Result<String, ReadError> {
+    let opened = gate::open_own(place)?;
+    let len = opened.len();
+    disk::text(disk::read_all(&mut opened.into_file(), len, max)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn place<'a>(dir: &'a std::path::Path, path: &'a std::path::Path) -> Place<'a> {
+        Place {
+            dir,
+            file: path,
+            fence: None,
+        }
+    }
 
     #[test]
     fn a_changed_file_is_read_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("SKILL.md");
+        let place = place(dir.path(), &path);
         std::fs::write(&path, "one").unwrap();
         let contents = Contents::new(1 << 20);
-        assert_eq!(&*contents.read(&path).unwrap(), "one");
+        assert_eq!(&*contents.read(place).unwrap(), "one");
         std::fs::write(&path, "two!").unwrap();
-        assert_eq!(&*contents.read(&path).unwrap(), "two!");
+        assert_eq!(&*contents.read(place).unwrap(), "two!");
         // Same size, new file (an editor's atomic save): the inode differs.
         let replacement = dir.path().join("new");
         std::fs::write(&replacement, "six!").unwrap();
         std::fs::rename(&replacement, &path).unwrap();
-        assert_eq!(&*contents.read(&path).unwrap(), "six!");
+        assert_eq!(&*contents.read(place).unwrap(), "six!");
     }
 
     #[test]
     fn a_vanished_file_is_an_io_error_not_a_cached_text() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("SKILL.md");
+        let place = place(dir.path(), &path);
         std::fs::write(&path, "x").unwrap();
         let contents = Contents::new(1 << 20);
-        contents.read(&path).unwrap();
+        contents.read(place).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(
-            matches!(contents.read(&path), Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
+            matches!(contents.read(place), Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_project_file_swapped_out_is_refused_though_its_text_is_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        let repo = temp.path().join("repo");
+        let dir = repo.join("skills/pdf");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("SKILL.md");
+        std::fs::write(&path, "inside").unwrap();
+        let fence = gate::Fence::new(&repo);
+        let place = Place {
+            dir: &dir,
+            file: &path,
+            fence: Some(&fence),
+        };
+        let contents = Contents::new(1 << 20);
+        assert_eq!(&*contents.read(place).unwrap(), "inside");
+        // The very same file, moved out and linked back in.
+        let out = temp.path().join("SKILL.md");
+        std::fs::rename(&path, &out).unwrap();
+        std::os::unix::fs::symlink(&out, &path).unwrap();
+        assert!(matches!(
+            contents.read(place),
+            Err(ReadError::OutsideProject)
+        ));
     }
 }

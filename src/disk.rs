@@ -1,10 +1,12 @@
 //! How skillserve touches the disk: file identity, file versions, and reading
 //! files safely.
 //!
-//! Everything that reads a skill's file goes through [`read_text`] (or
-//! [`open_regular`]): only regular files are opened, without blocking, and never
-//! more than a cap of bytes are read. A FIFO named `SKILL.md` would otherwise hang
-//! the reader forever, and a huge file would fill memory.
+//! Every file skillserve reads is opened as a regular file only, without
+//! blocking, and never more than a cap of bytes are read: a FIFO named
+//! `SKILL.md` or `settings.json` would otherwise hang the reader forever, and
+//! a huge file would fill memory. A skill's files are opened through
+//! the gate (`gate.rs`), which adds where they may be; a settings file through
+//! [`read_settings`]; anything else through [`open_regular`].
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
@@ -331,15 +333,30 @@ pub fn fill(file: &mut File, buf: &mut Vec<u8>, want: usize, max: u64) -> Result
 /// The whole of a regular file of at most `max` bytes, exactly as on disk.
 pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     let (mut file, len) = open_regular(path, max)?;
+    read_all(&mut file, len, max)
+}
+
+/// The rest of an open file of `len` bytes (its size when opened), at most
+/// `max` bytes: one that grew past the cap since is caught too.
+pub fn read_all(file: &mut File, len: u64, max: u64) -> Result<Vec<u8>, ReadError> {
+    if len > max {
+        return Err(ReadError::TooLarge { len, max });
+    }
     let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    fill(&mut file, &mut buf, usize::MAX, max)?;
+    fill(file, &mut buf, usize::MAX, max)?;
     Ok(buf)
 }
 
 /// The whole file as text: strict UTF-8, a leading BOM removed, everything else
 /// (line endings, trailing spaces, tabs) exactly as on disk.
 pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
-    let mut text = String::from_utf8(read_bytes(path, max)?).map_err(|e| {
+    text(read_bytes(path, max)?)
+}
+
+/// `bytes` as text: strict UTF-8, a leading BOM removed, everything else
+/// kept.
+pub fn text(bytes: Vec<u8>) -> Result<String, ReadError> {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         ReadError::InvalidUtf8 {
             line: line_of(bytes, e.utf8_error().valid_up_to()),
@@ -349,6 +366,19 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
         text.drain(..'\u{feff}'.len_utf8());
     }
     Ok(text)
+}
+
+/// The largest settings file read: far more than any real one.
+pub const MAX_SETTINGS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// THE way skillserve reads a settings file of its own or of another tool
+/// (`settings.json`, plugin manifests, `installed_plugins.json`, an
+/// `mcpServers` file, a lock file): as text, only when it is a regular file
+/// (opened without blocking: a FIFO in an untrusted repository cannot hang
+/// the server), at most [`MAX_SETTINGS_BYTES`]. A missing file is an
+/// [`ReadError::Io`] whose [`ReadError::is_gone`] is true.
+pub fn read_settings(path: &Path) -> Result<String, ReadError> {
+    read_text(path, MAX_SETTINGS_BYTES)
 }
 
 /// 1-based line number of byte `offset`.

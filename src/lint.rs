@@ -8,7 +8,6 @@
 use serde_json::{Map, Value};
 
 use crate::diagnostic::{Code, Diagnostic, Finding};
-use crate::disk;
 use crate::parse::NameFrom;
 use crate::scan::folder_name;
 use crate::skill::Skill;
@@ -180,7 +179,7 @@ fn unknown_fields(fields: &Map<String, Value>, out: &mut Vec<Finding>) {
 
 /// The scan read only the frontmatter; read everything once.
 fn whole_file(skill: &Skill, max_file_bytes: u64, out: &mut Vec<Finding>) {
-    match disk::read_text(&skill.file, max_file_bytes) {
+    match crate::contents::read_text(skill.place(), max_file_bytes) {
         Ok(text) => {
             let lines = text.lines().count();
             if lines > RECOMMENDED_MAX_LINES {

@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
 
 use skillserve::cli::{self, Cli, Command, TokenCommand, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
@@ -63,7 +63,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let env = Env::from_process()?;
-    init_logging(&cli.log_filter(&env)?)?;
+    init_logging(cli.log_filter(&env)?);
     let (config, warnings) = cli.config(&env)?;
     for warning in warnings {
         tracing::warn!("{warning}");
@@ -306,15 +306,16 @@ fn finish_sources(
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC.
-fn init_logging(directives: &str) -> Result<(), UsageError> {
-    let filter = EnvFilter::try_new(directives).map_err(|e| UsageError::LogFilter {
-        value: directives.to_owned(),
-        reason: e.to_string(),
-    })?;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+fn init_logging(filter: Targets) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let format = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(false)
+        // Never colours, even if a dependency turns on tracing-subscriber's
+        // `ansi` feature: stderr usually ends up in a client's log file.
+        .with_ansi(false);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(format)
         .init();
-    Ok(())
 }

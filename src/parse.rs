@@ -93,7 +93,21 @@ const MAX_FALLBACK_DESCRIPTION: usize = 1024;
 /// from it, the start of the body). `folder` is the skill folder's name, the
 /// fallback for a missing `name`.
 pub fn read_frontmatter(path: &Path, folder: &str, max: u64) -> Result<Parsed, ParseError> {
-    let (mut file, _) = disk::open_regular(path, max)?;
+    let (file, len) = disk::open_regular(path, max)?;
+    read_frontmatter_from(file, len, folder, max)
+}
+
+/// [`read_frontmatter`] of a file already open (through the gate), `len`
+/// bytes when it was opened.
+pub fn read_frontmatter_from(
+    mut file: std::fs::File,
+    len: u64,
+    folder: &str,
+    max: u64,
+) -> Result<Parsed, ParseError> {
+    if len > max {
+        return Err(ReadError::TooLarge { len, max }.into());
+    }
     let mut buf = Vec::with_capacity(FIRST_READ);
     let mut want = FIRST_READ;
     loop {

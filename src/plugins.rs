@@ -7,7 +7,6 @@
 //! else keeps working.
 
 use std::collections::BTreeMap;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,6 +14,7 @@ use serde_json::Value;
 
 use crate::config::{Config, absolute};
 use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::disk::{self, ReadError};
 use crate::roots::{self, Layout, Plugin, Root, Source, canonical};
 
 /// Plugin roots and what went wrong finding them.
@@ -394,20 +394,35 @@ fn confined(
 }
 
 /// A JSON file, or `None` when it does not exist or is broken (with a
-/// diagnostic for the latter).
+/// diagnostic for the latter). Read with [`disk::read_settings`]: a project's
+/// `.claude/settings.json` comes from whatever repository the client opened,
+/// and a FIFO or a huge file there must not hang or bloat the server.
 fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match disk::read_settings(path) {
         Ok(text) => text,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(err) if err.is_gone() => return None,
         Err(err) => {
-            diagnostics.push(
-                Finding::error(
-                    Code::JsonUnreadable,
-                    format!("cannot read: {err}"),
+            let (message, fix) = match &err {
+                ReadError::NotRegular => (
+                    "not a regular file (a FIFO or device, say), so it is not read".to_owned(),
+                    "replace it with a regular JSON file",
+                ),
+                ReadError::TooLarge { len, max } => (
+                    format!(
+                        "the file is {len} bytes, over the {max}-byte limit of a settings file; it is not read"
+                    ),
+                    "replace it with a settings file of a sensible size",
+                ),
+                ReadError::InvalidUtf8 { .. } => (
+                    "not valid UTF-8; the file is ignored".to_owned(),
+                    "save the file as UTF-8",
+                ),
+                other => (
+                    format!("cannot read: {other}"),
                     "check the file's permissions",
-                )
-                .at(path),
-            );
+                ),
+            };
+            diagnostics.push(Finding::error(Code::JsonUnreadable, message, fix).at(path));
             return None;
         }
     };
@@ -439,12 +454,14 @@ mod tests {
         let project = dir.path().join("proj");
         std::fs::create_dir(&project).unwrap();
         let manifest = dir.path().join("installed_plugins.json");
+        // Absolute on every platform (`/user-copy` is not, on Windows).
+        let (user_copy, local_copy) = (dir.path().join("user-copy"), dir.path().join("local-copy"));
         let json = json!({
             "version": 2,
             "plugins": {
                 "p@m": [
-                    { "scope": "user", "installPath": "/user-copy" },
-                    { "scope": "local", "projectPath": project, "installPath": "/local-copy" },
+                    { "scope": "user", "installPath": user_copy },
+                    { "scope": "local", "projectPath": project, "installPath": local_copy },
                     { "scope": "project", "projectPath": "/elsewhere", "installPath": "/other-project" },
                 ],
                 "bad@m": [ { "scope": "weird", "installPath": "/x" }, { "scope": "user" } ],
@@ -453,12 +470,12 @@ mod tests {
         std::fs::write(&manifest, json.to_string()).unwrap();
         let mut diagnostics = Vec::new();
         let installs = read_manifest(&manifest, Some(&project), &mut diagnostics);
-        assert_eq!(installs["p@m"].install_path, Path::new("/local-copy"));
+        assert_eq!(installs["p@m"].install_path, local_copy);
         assert!(!installs.contains_key("bad@m"));
         assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
 
         let installs = read_manifest(&manifest, None, &mut Vec::new());
-        assert_eq!(installs["p@m"].install_path, Path::new("/user-copy"));
+        assert_eq!(installs["p@m"].install_path, user_copy);
     }
 
     #[test]

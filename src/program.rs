@@ -489,6 +489,8 @@ mod tests {
         }
     }
 
+    /// Only the tests that run on Unix use it (a dead function elsewhere).
+    #[cfg(unix)]
     fn unix(path: &[&Path], cwd: &Path) -> SearchEnv {
         let path: Vec<String> = path.iter().map(|p| p.display().to_string()).collect();
         SearchEnv {

@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use crate::config::MAX_QUERY_CHARS;
 use crate::diagnostic::Diagnostic;
-use crate::files::{self, FileError, Limit, Listing};
+use crate::gate::FileError;
+use crate::listing::{self, Limit, Listing};
 use crate::skill::Skill;
 use crate::spec;
 use crate::text::printable;
@@ -313,7 +314,7 @@ pub const MAX_FILE_LINES: usize = 100;
 /// other than its SKILL.md, how to read one, and where the listing stopped.
 /// `None` when the skill has no other files.
 pub fn files_block(skill: &Skill, listing: &Listing) -> Option<String> {
-    let others: Vec<&files::Entry> = listing
+    let others: Vec<&listing::Entry> = listing
         .files
         .iter()
         .filter(|e| !skill.is_own_file(&e.path))
@@ -335,7 +336,7 @@ pub fn folder(skill: &Skill, folder: &str, listing: &Listing) -> String {
     } else {
         format!("{}/{folder}", skill.name)
     };
-    let all: Vec<&files::Entry> = listing.files.iter().collect();
+    let all: Vec<&listing::Entry> = listing.files.iter().collect();
     let Some(first) = all.first() else {
         let mut out = format!(
             "No files in {name}: hidden files and folders and `node_modules` are not listed."
@@ -366,7 +367,7 @@ fn how_to_read(name: &str, file: &str) -> String {
 
 /// `- path (size)` lines, at most [`MAX_FILE_LINES`] then how many more, and
 /// the line saying where the walk stopped.
-fn file_lines(out: &mut String, entries: &[&files::Entry], truncated: Option<Limit>) {
+fn file_lines(out: &mut String, entries: &[&listing::Entry], truncated: Option<Limit>) {
     for entry in entries.iter().take(MAX_FILE_LINES) {
         let _ = write!(out, "\n- {} ({})", entry.path, human_size(entry.size));
     }
@@ -392,11 +393,11 @@ fn limit_line(limit: Limit) -> String {
         ),
         Limit::Folders => format!(
             "The listing stops after {} folders; {folder}",
-            files::MAX_DIRS
+            listing::MAX_DIRS
         ),
         Limit::Depth => format!(
             "Folders more than {} levels deep are not listed.",
-            files::MAX_DEPTH
+            listing::MAX_DEPTH
         ),
     }
 }
@@ -522,7 +523,7 @@ mod tests {
         Listing {
             files: entries
                 .iter()
-                .map(|(path, size)| files::Entry {
+                .map(|(path, size)| listing::Entry {
                     path: path.as_ref().to_owned(),
                     size: *size,
                 })

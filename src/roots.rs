@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::gate::Fence;
 
 /// The names a skill's file may have, in the order they are looked for.
 pub const SKILL_FILES: [&str; 2] = ["SKILL.md", "skill.md"];
@@ -74,9 +75,9 @@ pub struct Root {
     /// scan takes it as found.
     pub probed: Option<(PathBuf, crate::disk::Stamp)>,
     /// For project roots, which come from whatever repository the client was
-    /// opened in: the repository's folder (resolved), which no symlink may
-    /// lead out of (behaviour.md §12). `None`: symlinks are followed anywhere.
-    pub fence: Option<Arc<Path>>,
+    /// opened in: the repository's folder, which no symlink may lead out of
+    /// (behaviour.md §12). `None`: symlinks are followed anywhere.
+    pub fence: Option<Arc<Fence>>,
 }
 
 impl Root {
@@ -183,7 +184,7 @@ pub fn roots(config: &Config) -> Vec<Root> {
     let user = user_roots(config);
     let home = config.home.as_deref().map(canonical);
     let mut out: Vec<Root> = Vec::new();
-    let mut push = |path: PathBuf, source: Source, fence: Option<&Arc<Path>>| {
+    let mut push = |path: PathBuf, source: Source, fence: Option<&Arc<Fence>>| {
         if !out.iter().any(|r| r.path == path) {
             // `--skills-dir` may point at one skill folder.
             let layout = match source {
@@ -201,7 +202,7 @@ pub fn roots(config: &Config) -> Vec<Root> {
     if let Some(project) = &config.project_dir {
         let dirs = project_dirs(project);
         // The top of the walk-up: the repository, or the project folder.
-        let fence: Option<Arc<Path>> = dirs.last().map(|top| Arc::from(canonical(top)));
+        let fence: Option<Arc<Fence>> = dirs.last().map(|top| Arc::new(Fence::new(top)));
         for dir in dirs {
             // The home directory, however it is spelled (a symlink, say).
             let is_home = home.is_some() && home == Some(canonical(&dir));

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
 use crate::disk::{self, FileId, ReadError, Stamp};
+use crate::gate::{self, Fence, Place};
 use crate::parallel;
 use crate::parse::{self, ParseError, Parsed};
 use crate::roots::{self, Layout, Root, Source};
@@ -199,8 +200,21 @@ fn parse_all(
     *files_parsed = todo.len();
     let parse_one = |i: usize| {
         let (index, hit) = &hits[i];
-        let fallback = fallback_name(&roots[*index], &hit.dir);
-        parse::read_frontmatter(&hit.file, &fallback, max_file_bytes)
+        let root = &roots[*index];
+        let fallback = fallback_name(root, &hit.dir);
+        // Through the gate: in a project, a SKILL.md swapped for a symlink
+        // out of the repository since the walk saw it is not read.
+        let place = Place {
+            dir: &hit.dir,
+            file: &hit.file,
+            fence: root.fence.as_deref(),
+        };
+        gate::open_own(place)
+            .map_err(ParseError::from)
+            .and_then(|opened| {
+                let len = opened.len();
+                parse::read_frontmatter_from(opened.into_file(), len, &fallback, max_file_bytes)
+            })
             .map(Arc::new)
             .map_err(Arc::new)
     };
@@ -332,8 +346,8 @@ struct Walked {
 /// Walks one root: depth first, in name order, one frame per directory.
 struct Walker<'a> {
     root: &'a Root,
-    /// No symlink may lead out of this folder (project roots).
-    fence: Option<&'a Path>,
+    /// No symlink may lead out of this repository (project roots).
+    fence: Option<&'a Fence>,
     out: Walked,
     dirs_read: usize,
     /// Folders at the depth limit without a `SKILL.md`: not searched deeper.
@@ -377,6 +391,14 @@ impl<'a> Walker<'a> {
             });
             return None;
         }
+        // Before reading anything: whether a project root that leads out of
+        // the repository exists out there is none of the model's business.
+        if let Some(fence) = self.fence
+            && let Err(outside) = contained(&root.path, fence)
+        {
+            self.out.diagnostics.push(outside);
+            return None;
+        }
         let meta = match fs::metadata(&root.path) {
             Ok(meta) => meta,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -409,12 +431,6 @@ impl<'a> Walker<'a> {
                 )
                 .at(&root.path),
             );
-            return None;
-        }
-        if let Some(fence) = self.fence
-            && let Err(outside) = contained(&root.path, fence)
-        {
-            self.out.diagnostics.push(outside);
             return None;
         }
         if root.layout != Layout::Folders {
@@ -582,7 +598,7 @@ const PARENT_FROM: usize = 8;
 /// [`probe`] of every child of `frame`, in order. One `stat` per child; a
 /// folder of thousands of skills spreads them over threads (the rescan of an
 /// unchanged 10,000-skill tree is mostly these).
-fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Path>) -> Vec<Probe> {
+fn probe_all(frame: &Frame, children: &[(PathBuf, FileId)], fence: Option<&Fence>) -> Vec<Probe> {
     // Worth an extra open only when there are children to look up.
     let parent = if children.len() >= PARENT_FROM {
         Parent::open(&frame.path)
@@ -610,7 +626,7 @@ enum Probe {
 /// Each name costs one `lstat` when it is absent, as it is in every folder
 /// that is not a skill; a symlink is then followed with a `stat` (and, with a
 /// `fence`, resolved to check that it stays inside).
-fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
+fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Fence>) -> Probe {
     for name in roots::SKILL_FILES {
         let file = dir.join(name);
         let status = match lookup(dir, parent, name, false) {
@@ -618,13 +634,12 @@ fn probe(dir: &Path, parent: Option<&Parent>, fence: Option<&Path>) -> Probe {
             Ok((Kind::Symlink, _)) => {
                 if let Some(fence) = fence
                     && let Err(outside) = contained(&file, fence)
-                    && file.exists()
                 {
                     return Probe::Broken(outside);
                 }
                 match lookup(dir, parent, name, true) {
                     Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                        return Probe::Broken(dangling(&file, Severity::Error));
+                        return Probe::Broken(dangling(&file, Severity::Error, fence.is_some()));
                     }
                     followed => followed,
                 }
@@ -732,13 +747,20 @@ impl Parent {
 }
 
 /// A symlink at `link` whose target does not exist: an error for a
-/// `SKILL.md` (a skill is lost), a warning for a folder.
-fn dangling(link: &Path, severity: Severity) -> Diagnostic {
-    let target = fs::read_link(link).unwrap_or_default();
+/// `SKILL.md` (a skill is lost), a warning for a folder. In a project
+/// (`fenced`) the target is not named: a model may read the diagnostic, and
+/// a repository must learn nothing about the machine from it.
+fn dangling(link: &Path, severity: Severity, fenced: bool) -> Diagnostic {
+    let message = if fenced {
+        "symlink to something that does not exist".to_owned()
+    } else {
+        let target = fs::read_link(link).unwrap_or_default();
+        format!("symlink to {}, which does not exist", target.display())
+    };
     Finding::new(
         severity,
         Code::DanglingSymlink,
-        format!("symlink to {}, which does not exist", target.display()),
+        message,
         "fix or remove the symlink",
     )
     .at(link)
@@ -752,26 +774,21 @@ fn symlink_loop() -> Finding {
     )
 }
 
-/// `Ok` when `path`, resolved, lies inside `fence`; else the diagnostic that
-/// says the link is not followed.
-fn contained(path: &Path, fence: &Path) -> Result<(), Diagnostic> {
-    let message = match disk::stays_inside(path, fence) {
-        Ok(()) => return Ok(()),
-        Err(Ok(target)) => format!(
-            "a symlink leads to {}, outside the project {}; it is not followed",
-            target.display(),
-            fence.display()
-        ),
-        Err(Err(err)) => {
-            format!("cannot tell where this symlink leads ({err}); it is not followed")
-        }
-    };
-    Err(Finding::warning(
-        Code::SymlinkOutsideProject,
-        message,
-        "project skills may only link inside their repository: copy the files in, or keep the skill in your own skills folder",
-    )
-    .at(path))
+/// `Err` with the diagnostic that says a symlink is not followed when
+/// `path` leads out of the repository: asked of the gate, which walks it
+/// beneath the repository and never looks outside, so the answer is the
+/// same whether or not the place out there exists. A path missing inside
+/// the repository is not this function's business.
+fn contained(path: &Path, fence: &Fence) -> Result<(), Diagnostic> {
+    match gate::open_in_project(fence, path) {
+        Err(gate::FileError::OutsideProject) => Err(Finding::warning(
+            Code::SymlinkOutsideProject,
+            "a symlink leads outside the project; it is not followed",
+            "project skills may only link inside their repository: copy the files in, or keep the skill in your own skills folder",
+        )
+        .at(path)),
+        _ => Ok(()),
+    }
 }
 
 fn unlistable(err: &io::Error) -> Finding {
@@ -793,7 +810,7 @@ pub fn is_skipped(name: &std::ffi::OsStr) -> bool {
 /// when they stay inside it); broken ones reported.
 fn read_children(
     frame: &Frame,
-    fence: Option<&Path>,
+    fence: Option<&Fence>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> io::Result<Vec<(PathBuf, FileId)>> {
     let parent = frame.ancestors.last().copied().unwrap_or_default();
@@ -810,20 +827,18 @@ fn read_children(
         if kind.is_dir() {
             children.push((path, FileId::of_entry(&entry, parent)));
         } else if kind.is_symlink() {
+            if let Some(fence) = fence
+                && let Err(outside) = contained(&path, fence)
+            {
+                diagnostics.push(outside);
+                continue;
+            }
             match fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => {
-                    if let Some(fence) = fence
-                        && let Err(outside) = contained(&path, fence)
-                    {
-                        diagnostics.push(outside);
-                        continue;
-                    }
-                    children.push((path, FileId::of(&meta)));
-                }
+                Ok(meta) if meta.is_dir() => children.push((path, FileId::of(&meta))),
                 Ok(_) => {}
                 Err(err) if disk::is_loop(&err) => diagnostics.push(symlink_loop().at(&path)),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                    diagnostics.push(dangling(&path, Severity::Warning));
+                    diagnostics.push(dangling(&path, Severity::Warning, fence.is_some()));
                 }
                 Err(_) => {}
             }

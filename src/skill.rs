@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::gate::{Fence, Place};
 use crate::parse::Parsed;
 use crate::roots::{Origin, Plugin, Source};
 
@@ -24,8 +25,8 @@ pub struct Skill {
     pub plugin: Option<Arc<Plugin>>,
     /// Where it was installed from (installed skills only).
     pub origin: Option<Arc<Origin>>,
-    /// The folder no symlink may lead out of (project skills only).
-    pub fence: Option<Arc<Path>>,
+    /// The repository no symlink may lead out of (project skills only).
+    pub fence: Option<Arc<Fence>>,
     pub parsed: Arc<Parsed>,
 }
 
@@ -33,6 +34,15 @@ impl Skill {
     /// One line, whitespace collapsed.
     pub fn description(&self) -> &str {
         &self.parsed.description
+    }
+
+    /// Where the skill is, for the gate that opens its files.
+    pub fn place(&self) -> Place<'_> {
+        Place {
+            dir: &self.dir,
+            file: &self.file,
+            fence: self.fence.as_deref(),
+        }
     }
 
     /// Whether `path` (a listed file, relative to the skill folder) is the

@@ -23,6 +23,34 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` on one line: every run of whitespace (line breaks and tabs
+/// included) one space, ends trimmed, and the other control characters
+/// escaped as [`printable`] does.
+pub fn printable_line(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    printable(&words.join(" ")).into_owned()
+}
+
+/// `text` as lines: line breaks (`\r\n` made `\n`) and tabs kept, every
+/// other control character escaped as [`printable`] does, a lone carriage
+/// return included (it would overwrite a line on a terminal).
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    let kept = |c: char| c == '\n' || c == '\t';
+    if !text.chars().any(|c| c.is_control() && !kept(c)) {
+        return Cow::Borrowed(text);
+    }
+    let text = text.replace("\r\n", "\n");
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && !kept(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `"s"` unless `n` is one: `format!("{n} skill{}", plural(n))`.
 pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
@@ -48,6 +76,16 @@ mod tests {
     fn control_characters_are_escaped_and_the_rest_kept() {
         assert!(matches!(printable("plain ü"), Cow::Borrowed("plain ü")));
         assert_eq!(printable("a\nb\u{1b}[31m\u{7}"), "a\\nb\\u{1b}[31m\\u{7}");
+    }
+
+    #[test]
+    fn lines_keep_their_breaks_and_tabs_and_lose_the_rest() {
+        assert_eq!(
+            printable_line(" a\tb\r\nc \u{1b}[1m\u{7} "),
+            "a b c \\u{1b}[1m\\u{7}"
+        );
+        assert_eq!(printable_lines("a\r\nb\tc\rd\u{85}"), "a\nb\tc\\rd\\u{85}");
+        assert!(matches!(printable_lines("a\n\tb"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -217,8 +217,9 @@ pub fn write_indented(
     indent: &str,
     text: &str,
 ) -> std::io::Result<()> {
+    // A server's own output: it must not drive the terminal.
     for line in text.lines() {
-        writeln!(out, "{indent}{line}")?;
+        writeln!(out, "{indent}{}", crate::text::printable(line))?;
     }
     Ok(())
 }

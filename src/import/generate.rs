@@ -10,6 +10,10 @@
 //!
 //! The frontmatter's strings are written as JSON string literals, which are
 //! valid YAML double-quoted scalars, so no tool text can break the YAML.
+//! Everywhere else a server's text (names, titles, descriptions, parameter
+//! names, values, schemas) has its control characters escaped (`\u{1b}`): a
+//! `SKILL.md` is read by models and shown on terminals, and an escape
+//! sequence or a carriage return must not drive either.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -22,6 +26,7 @@ use sha2::{Digest, Sha256};
 use crate::digest::hex;
 use crate::parse::one_line;
 use crate::spec::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+use crate::text::{printable_line, printable_lines};
 
 /// `metadata.generated-by` of every skill `import` writes: only folders
 /// carrying it are ever overwritten or removed.
@@ -154,14 +159,14 @@ fn write_skill(
     let heading = [tool.title.as_deref(), annotation_title]
         .into_iter()
         .flatten()
-        .map(one_line)
+        .map(printable_line)
         .find(|title| !title.is_empty())
-        .unwrap_or_else(|| one_line(tool_name));
+        .unwrap_or_else(|| printable_line(tool_name));
     writeln!(out, "\n# {heading}")?;
     if let Some(text) = tool.description.as_deref().map(str::trim)
         && !text.is_empty()
     {
-        writeln!(out, "\n{text}")?;
+        writeln!(out, "\n{}", printable_lines(text))?;
     }
 
     writeln!(out, "\n## Parameters\n")?;
@@ -190,13 +195,13 @@ fn write_skill(
         }
     }
 
-    let example = Value::Object(example_arguments(&tool.input_schema)).to_string();
+    let example = json_text(&Value::Object(example_arguments(&tool.input_schema)), false);
     writeln!(out, "\n## How to call it\n")?;
     writeln!(
         out,
         "If the {} MCP server is connected to your client, call its tool {} directly.\n",
-        code(server),
-        code(tool_name)
+        code(&printable_line(server)),
+        code(&printable_line(tool_name))
     )?;
     writeln!(out, "Otherwise, from a shell:\n")?;
     writeln!(out, "```sh")?;
@@ -221,7 +226,19 @@ fn write_skill(
 /// characters JSON leaves alone but YAML does not allow unescaped (DEL, C1
 /// controls, U+FFFE, U+FFFF) are escaped as well.
 fn yaml_string(text: &str) -> String {
-    let json = Value::from(text).to_string();
+    json_text(&Value::from(text), false)
+}
+
+/// `value` as JSON (`pretty`: indented) with no control character left
+/// raw: serde_json escapes those below U+0020, and DEL, the C1 controls,
+/// U+FFFE and U+FFFF (which JSON allows raw, and which can only appear
+/// inside strings) are escaped here.
+fn json_text(value: &Value, pretty: bool) -> String {
+    let json = if pretty {
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    } else {
+        value.to_string()
+    };
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         if matches!(c, '\u{7f}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}') {
@@ -306,7 +323,7 @@ fn collect_rows(schema: &Map<String, Value>, prefix: &str, depth: usize, rows: &
             description: property
                 .get("description")
                 .and_then(Value::as_str)
-                .map(one_line)
+                .map(printable_line)
                 .unwrap_or_default(),
             values: allowed_values(property),
         });
@@ -410,7 +427,7 @@ fn allowed_values(schema: &Map<String, Value>) -> String {
 
 /// A JSON value as inline code, shortened when long.
 fn value_code(value: &Value) -> String {
-    let text = value.to_string();
+    let text = json_text(value, false);
     let text = match text.char_indices().nth(MAX_VALUE_CHARS) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text,
@@ -427,14 +444,14 @@ fn code(text: &str) -> String {
     }
 }
 
-/// A table cell: one line, `|` escaped.
+/// A table cell: one line, control characters escaped, `|` escaped.
 fn cell(text: &str) -> String {
-    one_line(text).replace('|', "\\|")
+    printable_line(text).replace('|', "\\|")
 }
 
 /// A fenced JSON block whose fence is longer than any backtick run inside.
 fn write_json_block(out: &mut String, value: &Value) -> std::fmt::Result {
-    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    let text = json_text(value, true);
     let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
     writeln!(out, "{fence}json\n{text}\n{fence}")
@@ -467,7 +484,7 @@ fn annotation_lines(annotations: &ToolAnnotations, heading: &str) -> Vec<String>
         "Open world: it reaches outside systems (the web, other services).",
         "Closed world: it works only within its own domain.",
     );
-    if let Some(title) = annotations.title.as_deref().map(one_line)
+    if let Some(title) = annotations.title.as_deref().map(printable_line)
         && !title.is_empty()
         && title != heading
     {
@@ -523,9 +540,29 @@ fn placeholder(name: &str, schema: &Map<String, Value>) -> Value {
     }
 }
 
-/// `text` in single quotes for a POSIX shell.
+/// `text` in single quotes for a POSIX shell; with a control character in
+/// it, in `$'…'` (bash, zsh, ksh) with that character escaped, so that no
+/// control character is written raw.
 fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+    if !text.chars().any(char::is_control) {
+        return format!("'{}'", text.replace('\'', r"'\''"));
+    }
+    let mut out = String::from("$'");
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if c.is_control() => {
+                let mut bytes = [0; 4];
+                for byte in c.encode_utf8(&mut bytes).bytes() {
+                    let _ = write!(out, "\\x{byte:02x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// `text` as it is when a shell would not change it, else quoted.
@@ -687,6 +724,47 @@ mod tests {
             text.contains("--mcp-settings '/s/it'\\''s.json' "),
             "{text}"
         );
+    }
+
+    #[test]
+    fn no_control_character_of_a_server_is_written_raw() {
+        let nasty = "t\u{1b}[31m\r\u{7}x\u{85}";
+        let mut tool = tool(
+            nasty,
+            Some(&format!("First {nasty}.\r\nSecond line\twith a tab.\n")),
+            json!({
+                "type": "object",
+                "properties": {
+                    nasty: {"type": "string", "description": nasty, "enum": [nasty], "default": nasty}
+                },
+                "required": [nasty]
+            }),
+        );
+        tool.title = Some(nasty.to_owned());
+        tool.output_schema = Some(std::sync::Arc::new(
+            json!({"type": "object", "title": nasty})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ));
+        let text = skill_md("safe-name", nasty, &tool, Path::new("/s/mcp\u{7}.json"));
+        for (i, line) in text.lines().enumerate() {
+            assert!(
+                !line.chars().any(|c| c.is_control() && c != '\t'),
+                "line {}: {line:?}",
+                i + 1
+            );
+        }
+        assert!(text.contains("# t\\u{1b}[31m \\u{7}x\n"), "{text}");
+        assert!(
+            text.contains("\nFirst t\\u{1b}[31m\\r\\u{7}x\\u{85}.\nSecond line\twith a tab.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("$'t\\x1b[31m\\x0d\\x07x\\xc2\\x85'"),
+            "{text}"
+        );
+        assert!(crate::parse::parse_text(&text, "safe-name").is_ok());
     }
 
     #[test]

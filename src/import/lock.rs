@@ -51,7 +51,7 @@ pub enum LockError {
     Read {
         path: PathBuf,
         #[source]
-        source: std::io::Error,
+        source: crate::disk::ReadError,
     },
     #[error(
         "the lock file {} is not usable ({problem}); delete it and import again (every skill is then regenerated)",
@@ -79,9 +79,9 @@ impl Lock {
     /// Reads the lock of the output folder `dir`; `None` when there is none.
     pub fn read(dir: &Path) -> Result<Option<Lock>, LockError> {
         let path = dir.join(LOCK_FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::disk::read_settings(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.is_gone() => return Ok(None),
             Err(source) => return Err(LockError::Read { path, source }),
         };
         let invalid = |problem: String| LockError::Invalid {

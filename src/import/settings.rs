@@ -74,7 +74,7 @@ pub enum SettingsError {
     Read {
         path: PathBuf,
         #[source]
-        source: std::io::Error,
+        source: crate::disk::ReadError,
     },
     #[error("MCP settings file {} is not valid JSON: {message} at line {line}, column {column}", path.display())]
     Json {
@@ -104,7 +104,8 @@ impl fmt::Display for EntryError {
 impl Settings {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
+        // A regular file only, capped: `import` may be pointed at any file.
+        let text = crate::disk::read_settings(path).map_err(|source| SettingsError::Read {
             path: path.to_owned(),
             source,
         })?;

@@ -26,7 +26,7 @@ use crate::config::ServeOptions;
 use crate::render;
 use crate::server::registry::{Changes, Registry, Served};
 use crate::server::rescan::Caller;
-use crate::server::{prompts, resources, skills};
+use crate::server::{page, prompts, resources, skills};
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -331,9 +331,10 @@ impl ServerHandler for SkillServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        page::single(request.as_ref(), "tools/list")?;
         let served = self.registry.current();
         Ok(ListToolsResult::with_all_items(vec![tool(
             &served.description,
@@ -440,10 +441,11 @@ impl ServerHandler for SkillServer {
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.resources_offered::<rmcp::model::ListResourceTemplatesRequestMethod>()?;
+        page::single(request.as_ref(), "resources/templates/list")?;
         Ok(resources::templates())
     }
 

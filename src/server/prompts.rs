@@ -41,7 +41,9 @@ pub fn list(
                 .map(Some),
         )
         .collect();
-    let Page { items, next_cursor } = page::page(&items, request)?;
+    let Page { items, next_cursor } = page::page(&items, request, "prompts/list", |item| {
+        item.map_or(SKILL_PROMPT, |skill| skill.name.as_str())
+    })?;
     let prompts = items
         .iter()
         .map(|item| match item {

@@ -19,7 +19,9 @@ use rmcp::model::{
 };
 
 use crate::answer;
-use crate::files::{self, FileError, Files, Kind, Raw, Target};
+use crate::files::Files;
+use crate::gate::{FileError, Kind, Target};
+use crate::mime::{self, Raw};
 use crate::server::page::{self, Page};
 use crate::server::prompts;
 use crate::server::registry::Served;
@@ -37,7 +39,12 @@ pub fn list(
     served: &Served,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(served.snapshot.skills(), request)?;
+    let Page { items, next_cursor } = page::page(
+        served.snapshot.skills(),
+        request,
+        "resources/list",
+        |skill| skill.name.as_str(),
+    )?;
     let resources = items
         .iter()
         .map(|skill| {
@@ -80,10 +87,11 @@ pub fn read(served: &Served, files: &Files, uri: &str) -> Result<ReadResourceRes
             "it is a folder; list it with resources/directory/read, or read the files in it",
         ));
     }
+    let rel = target.rel().to_owned();
     let bytes = files
-        .bytes(&target)
+        .bytes(target)
         .map_err(|error| file_error(uri, skill, error))?;
-    let contents = match files::raw(target.rel(), bytes) {
+    let contents = match mime::raw(&rel, bytes) {
         (Raw::Text(text), mime) => ResourceContents::text(text, uri).with_mime_type(mime),
         (Raw::Blob(bytes), mime) => {
             ResourceContents::blob(BASE64_STANDARD.encode(bytes), uri).with_mime_type(mime)
@@ -114,8 +122,15 @@ pub fn read_directory(
             None,
         ));
     }
-    let listing = files.folder_listing(&skill.dir, target.rel());
-    let prefix = match target.rel() {
+    let rel = target.rel().to_owned();
+    drop(target);
+    let listing = files
+        .folder_listing(skill.place(), &rel)
+        .map_err(|error| ErrorData {
+            code: ErrorCode::INVALID_PARAMS,
+            ..file_error(uri, skill, error)
+        })?;
+    let prefix = match rel.as_str() {
         "" => String::new(),
         rel => format!("{rel}/"),
     };
@@ -130,7 +145,7 @@ pub fn read_directory(
                 let path = in_uri(skill, &entry.path);
                 let mut child = Resource::new(uri::of(&skill.name, path), file_name(path))
                     .with_size(entry.size);
-                child.mime_type = files::mime(path).map(str::to_owned);
+                child.mime_type = mime::mime(path).map(str::to_owned);
                 children.push(child);
             }
             Some((folder, _)) if folder != last_folder => {
@@ -144,7 +159,9 @@ pub fn read_directory(
             Some(_) => {}
         }
     }
-    let Page { items, next_cursor } = page::page(&children, Some(request))?;
+    let list = format!("resources/directory/read {uri}");
+    let Page { items, next_cursor } =
+        page::page(&children, Some(request), &list, |child| child.uri.as_str())?;
     Ok(ListResourcesResult {
         next_cursor,
         ..ListResourcesResult::with_all_items(items.to_vec())
@@ -183,7 +200,11 @@ pub fn complete(
             let skill = served
                 .snapshot
                 .by_name(&name.replace('/', ":").to_lowercase())?;
-            let listing = files.listing(&skill.dir);
+            // Listed through the gate, as a call would read them: a project
+            // skill whose folder now leads out has nothing to complete.
+            let Ok(listing) = files.listing(skill.place()) else {
+                return Some(prompts::completion(Vec::new()));
+            };
             let paths = listing
                 .files
                 .iter()

@@ -34,8 +34,11 @@ pub fn list(
     files: &Files,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListSkillsResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(served.listable(), request)?;
     let skills = served.snapshot.skills();
+    let Page { items, next_cursor } =
+        page::page(served.listable(), request, "skills/list", |&i| {
+            skills[i].name.as_str()
+        })?;
     let entries = items.iter().map(|&i| entry(&skills[i], files)).collect();
     Ok(ListSkillsResult {
         next_cursor,
@@ -117,7 +120,13 @@ fn source_meta(origin: &Origin) -> MetaObject {
 /// Every file of the skill with its digest, or `"dynamic"` when the listing
 /// is incomplete, lacks the skill's own file, or a file cannot be hashed now.
 fn resources(skill: &Skill, files: &Files) -> SkillResources {
-    let listing = files.listing(&skill.dir);
+    let listing = match files.listing(skill.place()) {
+        Ok(listing) => listing,
+        Err(err) => {
+            tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");
+            return SkillResources::Dynamic;
+        }
+    };
     if let Some(limit) = listing.truncated {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the listing stopped ({limit:?})");
         return SkillResources::Dynamic;
@@ -131,7 +140,7 @@ fn resources(skill: &Skill, files: &Files) -> SkillResources {
         tracing::debug!(skill = %skill.name, "files listed as dynamic: the skill's own file is listed {own} times");
         return SkillResources::Dynamic;
     }
-    let hashed = match files.digests(&skill.dir, &listing.files) {
+    let hashed = match files.digests(skill.place(), &listing.files) {
         Ok(hashed) => hashed,
         Err(err) => {
             tracing::debug!(skill = %skill.name, "files listed as dynamic: {err}");

@@ -7,17 +7,26 @@
 //! lines it cannot parse without an answer (invalid JSON, params that are not
 //! an object), and a second request with an id already in flight. This one:
 //!
-//! - keeps at most [`MAX_IN_FLIGHT`] requests (and error replies) between
-//!   reading them and writing their answers, and stops reading stdin while it
-//!   is full — so a client that does not read stdout stops the server reading,
-//!   and memory stays bounded;
+//! - keeps at most [`MAX_IN_FLIGHT`] requests between handing them to rmcp
+//!   and writing their answers; requests read meanwhile wait in a queue of at
+//!   most [`MAX_QUEUED`] requests ([`MAX_QUEUED_BYTES`] of their lines), in
+//!   order, and a request read while that queue is full is answered at once
+//!   with -32000 "server busy" (the client sends it again later);
+//! - keeps reading stdin whatever is in flight or queued, so that the end of
+//!   stdin is seen at once, also behind a backlog: the requests still queued
+//!   then are answered -32000 without being started, and the server exits;
+//!   it stops reading only while [`MAX_REPLIES`] of its own error answers wait
+//!   to be written — a client that does not read stdout stops the server
+//!   reading, and memory stays bounded;
 //! - answers every line that is not a notification: invalid JSON with -32700,
 //!   an invalid request with -32600 (both with `"id": null`), params that are
-//!   not an object with -32602, an id already in flight with -32600;
-//! - reports a write failure (stdout closed), and the end of stdin once every
-//!   request read before it is answered, through [`Link`], so that the server
-//!   exits instead of answering into the void or waiting on streams that only
-//!   end when they are cancelled (`subscriptions/listen`);
+//!   not an object with -32602, an id already in flight with -32600, a
+//!   `cursor` that is not a string with -32602 (rmcp would drop it and
+//!   serve the first page);
+//! - reports a write failure (stdout closed), and the end of stdin, through
+//!   [`Link`], so that the server exits instead of answering into the void or
+//!   waiting on streams that only end when they are cancelled
+//!   (`subscriptions/listen`);
 //! - refuses lines longer than [`MAX_LINE`] bytes without buffering them.
 
 use std::collections::HashMap;
@@ -35,8 +44,21 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
-/// Requests (and error replies) read but not yet answered, at most.
+/// Requests handed to rmcp and not yet answered, at most.
 pub const MAX_IN_FLIGHT: usize = 32;
+/// Requests read while [`MAX_IN_FLIGHT`] are in flight wait in a queue of at
+/// most this many; one more is answered "server busy".
+pub const MAX_QUEUED: usize = 256;
+/// The lines of the queued requests hold at most this many bytes in all.
+pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+/// The transport's own error answers (to invalid lines, to requests past
+/// [`MAX_IN_FLIGHT`]) waiting to be written, at most: past it, stdin is not
+/// read until one is written.
+pub const MAX_REPLIES: usize = 32;
+/// The JSON-RPC code of the answer to a request the queue has no room for,
+/// and to one still queued when stdin ends (the range -32000 to -32099 is
+/// the server's own).
+pub const SERVER_BUSY: i32 = -32000;
 /// `subscriptions/listen` streams open at once, at most (they last as long as
 /// the client wants, so they are not counted as requests in flight).
 pub const MAX_LISTENERS: usize = 8;
@@ -55,6 +77,10 @@ pub struct StdioTransport<R, W> {
     /// and `server/discover`). Until then rmcp gives up on any notification
     /// or response, so those are dropped here.
     started: bool,
+    /// Requests read while [`MAX_IN_FLIGHT`] were in flight, oldest first,
+    /// with the length of their lines.
+    queue: std::collections::VecDeque<(ClientJsonRpcMessage, usize)>,
+    queued_bytes: usize,
 }
 
 /// A flag that can be waited for.
@@ -103,7 +129,8 @@ impl Link {
     /// Resolves once stdin has ended and every request read before has been
     /// answered, or `grace` after stdin ended, whichever comes first (open
     /// `subscriptions/listen` streams aside: they last until cancelled, and a
-    /// client that closed stdin cancels nothing any more).
+    /// client that closed stdin cancels nothing any more). stdin is read
+    /// whatever is in flight, so its end is seen as soon as it comes.
     pub async fn stdin_drained(&self, grace: std::time::Duration) {
         self.stdin_ended.wait().await;
         let _ = tokio::time::timeout(grace, self.flight.idle()).await;
@@ -126,6 +153,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> StdioTransport<R, W> {
             }),
             flight: Arc::clone(&link.flight),
             started: false,
+            queue: std::collections::VecDeque::new(),
+            queued_bytes: 0,
         };
         (transport, link)
     }
@@ -174,9 +203,23 @@ struct Flight {
 }
 
 impl Flight {
-    fn busy(&self) -> usize {
-        self.requests.len() - self.listeners + self.replies
+    /// Requests waiting for their answer, listen streams aside.
+    fn requests(&self) -> usize {
+        self.requests.len() - self.listeners
     }
+
+    fn busy(&self) -> usize {
+        self.requests() + self.replies
+    }
+}
+
+/// Why a request is answered by the transport instead of being handed on.
+#[derive(Debug)]
+enum Refusal {
+    /// Its id is in flight, or too many listen streams are open: -32600.
+    Invalid(String),
+    /// [`MAX_IN_FLIGHT`] requests are in flight.
+    Busy,
 }
 
 impl InFlight {
@@ -196,33 +239,55 @@ impl InFlight {
         }
     }
 
-    /// Waits until another request may be read.
-    async fn room(&self) {
+    /// Waits until another line may be read: whatever it is, there is room
+    /// to answer it (handed on, queued, or answered by the transport).
+    async fn reply_room(&self) {
         loop {
             let notified = self.room.notified();
-            if self.lock().busy() < MAX_IN_FLIGHT {
+            if self.lock().replies < MAX_REPLIES {
                 return;
             }
             notified.await;
         }
     }
 
+    /// Waits until another request may be handed to rmcp.
+    async fn request_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            if self.has_request_room() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn has_request_room(&self) -> bool {
+        self.lock().requests() < MAX_IN_FLIGHT
+    }
+
+    fn is_in_flight(&self, id: &RequestId) -> bool {
+        self.lock().requests.contains_key(id)
+    }
+
     /// Registers a request; `Err` with the reason when it cannot be taken.
-    fn start(&self, id: &RequestId, listen: bool) -> Result<(), String> {
+    fn start(&self, id: &RequestId, listen: bool) -> Result<(), Refusal> {
         let mut flight = self.lock();
         if flight.requests.contains_key(id) {
-            return Err(format!(
+            return Err(Refusal::Invalid(format!(
                 "Invalid Request: id {} is already used by a request in flight",
                 id_text(id)
-            ));
+            )));
         }
         if listen {
             if flight.listeners == MAX_LISTENERS {
-                return Err(format!(
+                return Err(Refusal::Invalid(format!(
                     "Invalid Request: at most {MAX_LISTENERS} subscriptions/listen streams may be open at once"
-                ));
+                )));
             }
             flight.listeners += 1;
+        } else if flight.requests() >= MAX_IN_FLIGHT {
+            return Err(Refusal::Busy);
         }
         flight.requests.insert(id.clone(), listen);
         Ok(())
@@ -282,37 +347,52 @@ where
         }
     }
 
-    /// Reads until a message for rmcp arrives; answers what rmcp would drop.
-    /// Cancel-safe: rmcp polls this inside a `select!`, so every await is one
-    /// whose interruption loses nothing (the line state lives in `self`).
+    /// Reads until a message for rmcp arrives (or a queued request's turn
+    /// comes); answers what rmcp would drop. Cancel-safe: rmcp polls this
+    /// inside a `select!`, so every await is one whose interruption loses
+    /// nothing (the line state and the queue live in `self`).
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            self.flight.room().await;
-            let line = match self.lines.next().await {
+            if let Some(message) = self.dequeue() {
+                return Some(message);
+            }
+            let flight = Arc::clone(&self.flight);
+            let queued = !self.queue.is_empty();
+            let lines = &mut self.lines;
+            // Queued requests first; stdin is read all the same, so that its
+            // end is seen behind them.
+            let read = tokio::select! {
+                biased;
+                () = flight.request_room(), if queued => continue,
+                read = async {
+                    flight.reply_room().await;
+                    lines.next().await
+                } => read,
+            };
+            let line = match read {
                 Ok(Some(line)) => line,
-                Ok(None) => {
-                    self.stdin_ended.set();
-                    return None;
-                }
+                Ok(None) => return self.ended(),
                 Err(err) => {
                     tracing::debug!("cannot read stdin: {err}");
-                    self.stdin_ended.set();
-                    return None;
+                    return self.ended();
                 }
             };
-            let verdict = match line {
-                Line::TooLong => Verdict::Reply(reply(
-                    None,
-                    ErrorCode::INVALID_REQUEST,
-                    format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
-                )),
-                Line::Text(range) => judge(self.lines.get(range)),
+            let (verdict, len) = match line {
+                Line::TooLong => (
+                    Verdict::Reply(reply(
+                        None,
+                        ErrorCode::INVALID_REQUEST,
+                        format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
+                    )),
+                    0,
+                ),
+                Line::Text(range) => (judge(self.lines.get(range.clone())), range.len()),
             };
             match verdict {
                 Verdict::Skip => continue,
                 Verdict::Reply(bytes) => self.reply(bytes),
                 Verdict::Pass(message) => {
-                    if let Some(message) = self.admit(message) {
+                    if let Some(message) = self.admit(message, len) {
                         return Some(message);
                     }
                 }
@@ -343,42 +423,131 @@ where
         });
     }
 
-    /// Keeps count of requests; returns the message for rmcp, or `None` when
-    /// it was answered (or dropped) here.
-    fn admit(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+    /// The end of stdin: requests still queued are answered without being
+    /// started (the client is gone; the server exits once what is in flight
+    /// is answered, or after a short grace).
+    fn ended(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.stdin_ended.set();
+        for (message, _) in std::mem::take(&mut self.queue) {
+            if let ClientJsonRpcMessage::Request(request) = message {
+                self.reply(reply(
+                    Some(&request.id),
+                    ErrorCode(SERVER_BUSY),
+                    "Server stopping: stdin ended before this request was started".to_owned(),
+                ));
+            }
+        }
+        self.queued_bytes = 0;
+        None
+    }
+
+    /// The oldest queued request, when another may be handed to rmcp.
+    fn dequeue(&mut self) -> Option<ClientJsonRpcMessage> {
+        if self.queue.is_empty() || !self.flight.has_request_room() {
+            return None;
+        }
+        let (message, len) = self.queue.pop_front()?;
+        self.queued_bytes -= len;
+        self.start(message)
+    }
+
+    /// Whether a request of `id` is queued.
+    fn is_queued(&self, id: &RequestId) -> bool {
+        self.queue.iter().any(|(message, _)| {
+            matches!(message, ClientJsonRpcMessage::Request(request) if request.id == *id)
+        })
+    }
+
+    /// Decides what becomes of a message read from a line of `len` bytes:
+    /// a request is handed to rmcp when there is room and nothing waits
+    /// before it, else queued, else answered "server busy"; returns the
+    /// message for rmcp, or `None` when it was queued, answered or dropped.
+    fn admit(&mut self, message: ClientJsonRpcMessage, len: usize) -> Option<ClientJsonRpcMessage> {
         match &message {
             ClientJsonRpcMessage::Request(request) => {
                 let listen = matches!(
                     request.request,
                     ClientRequest::SubscriptionsListenRequest(_)
                 );
-                if let Err(problem) = self.flight.start(&request.id, listen) {
+                if self.is_queued(&request.id) || (!listen && self.flight.is_in_flight(&request.id))
+                {
                     self.reply(reply(
                         Some(&request.id),
                         ErrorCode::INVALID_REQUEST,
-                        problem,
+                        format!(
+                            "Invalid Request: id {} is already used by a request in flight",
+                            id_text(&request.id)
+                        ),
                     ));
                     return None;
                 }
-                self.started |= !matches!(
-                    request.request,
-                    ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
-                );
+                if listen || (self.queue.is_empty() && self.flight.has_request_room()) {
+                    return self.start(message);
+                }
+                if self.queue.len() < MAX_QUEUED && self.queued_bytes + len <= MAX_QUEUED_BYTES {
+                    self.queued_bytes += len;
+                    self.queue.push_back((message, len));
+                    return None;
+                }
+                self.reply(reply(
+                    Some(&request.id),
+                    ErrorCode(SERVER_BUSY),
+                    format!(
+                        "Server busy: {MAX_IN_FLIGHT} requests are in flight and {MAX_QUEUED} more wait; send this one again once one of them is answered"
+                    ),
+                ));
+                return None;
             }
             _ if !self.started => {
                 tracing::debug!("dropped a message that came before the first request");
                 return None;
             }
             ClientJsonRpcMessage::Notification(notification) => {
-                // rmcp drops the answer to a cancelled request.
+                // rmcp drops the answer to a cancelled request; one still
+                // queued is never started.
                 if let ClientNotification::CancelledNotification(cancelled) =
                     &notification.notification
                     && let Some(id) = &cancelled.params.request_id
                 {
                     self.flight.finish(id);
+                    if let Some(at) = self.queue.iter().position(|(message, _)| {
+                        matches!(message, ClientJsonRpcMessage::Request(request) if request.id == *id)
+                    }) && let Some((_, len)) = self.queue.remove(at)
+                    {
+                        self.queued_bytes -= len;
+                    }
                 }
             }
             ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {}
+        }
+        Some(message)
+    }
+
+    /// Hands a request to rmcp, counted in flight; `None` when it is refused
+    /// (a duplicate id, too many listen streams), answered here.
+    fn start(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        if let ClientJsonRpcMessage::Request(request) = &message {
+            let listen = matches!(
+                request.request,
+                ClientRequest::SubscriptionsListenRequest(_)
+            );
+            if let Err(refusal) = self.flight.start(&request.id, listen) {
+                let (code, message) = match refusal {
+                    Refusal::Invalid(problem) => (ErrorCode::INVALID_REQUEST, problem),
+                    Refusal::Busy => (
+                        ErrorCode(SERVER_BUSY),
+                        format!(
+                            "Server busy: {MAX_IN_FLIGHT} requests are in flight; send this one again once one of them is answered"
+                        ),
+                    ),
+                };
+                self.reply(reply(Some(&request.id), code, message));
+                return None;
+            }
+            self.started |= !matches!(
+                request.request,
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+            );
         }
         Some(message)
     }
@@ -404,6 +573,9 @@ fn judge(line: &[u8]) -> Verdict {
         return Verdict::Skip;
     }
     if let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        if let Some(problem) = cursor_problem(&message, line) {
+            return Verdict::Reply(problem);
+        }
         return Verdict::Pass(message);
     }
     let value = match serde_json::from_slice::<Value>(line) {
@@ -417,6 +589,49 @@ fn judge(line: &[u8]) -> Verdict {
         }
     };
     judge_value(&value)
+}
+
+/// The answer to a paginated request whose `cursor` rmcp dropped: its list
+/// requests take their params whole or not at all, so `{"cursor": 5}` (or a
+/// string cursor next to a malformed field) would serve the first page as if
+/// no cursor had been given. `None` for everything else (most lines: the
+/// line is looked at again only when it holds `"cursor"`).
+fn cursor_problem(message: &ClientJsonRpcMessage, line: &[u8]) -> Option<Vec<u8>> {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let parsed = match &request.request {
+        ClientRequest::ListToolsRequest(r) => r.params.as_ref().map(|p| &p.cursor),
+        ClientRequest::ListPromptsRequest(r) => r.params.as_ref().map(|p| &p.cursor),
+        ClientRequest::ListResourcesRequest(r) => r.params.as_ref().map(|p| &p.cursor),
+        ClientRequest::ListResourceTemplatesRequest(r) => r.params.as_ref().map(|p| &p.cursor),
+        ClientRequest::ListSkillsRequest(r) => r.params.as_ref().map(|p| &p.cursor),
+        ClientRequest::ReadResourceDirectoryRequest(r) => Some(&r.params.cursor),
+        _ => return None,
+    };
+    if parsed.is_some_and(Option::is_some) || !contains(line, b"\"cursor\"") {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(line).ok()?;
+    let problem = match value.get("params")?.get("cursor")? {
+        Value::Null => return None,
+        Value::String(_) => "malformed params".to_owned(),
+        other => format!(
+            "`cursor` must be a string the server gave as `nextCursor`, not {}",
+            crate::text::json_kind(other)
+        ),
+    };
+    Some(reply(
+        Some(&request.id),
+        ErrorCode::INVALID_PARAMS,
+        format!("invalid params for {}: {problem}", request.request.method()),
+    ))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// Why a line that parsed as JSON is not a message rmcp can read.
@@ -724,8 +939,69 @@ mod tests {
         let flight = InFlight::default();
         let id = RequestId::Number(7);
         flight.start(&id, false).unwrap();
-        assert!(flight.start(&id, false).unwrap_err().contains("id 7"));
+        assert!(
+            matches!(flight.start(&id, false), Err(Refusal::Invalid(problem)) if problem.contains("id 7"))
+        );
         flight.finish(&id);
         flight.start(&id, false).unwrap();
+    }
+
+    #[test]
+    fn past_the_bound_a_request_is_busy_and_listen_streams_do_not_count() {
+        let flight = InFlight::default();
+        for id in 0..MAX_IN_FLIGHT {
+            flight.start(&RequestId::Number(id as i64), false).unwrap();
+        }
+        let next = RequestId::Number(1000);
+        assert!(matches!(flight.start(&next, false), Err(Refusal::Busy)));
+        flight.start(&RequestId::Number(2000), true).unwrap();
+        flight.finish(&RequestId::Number(0));
+        flight.start(&next, false).unwrap();
+    }
+
+    #[test]
+    fn a_cursor_that_is_not_a_string_is_invalid_params_not_the_first_page() {
+        for (params, problem) in [
+            (
+                r#"{"cursor":5}"#,
+                "`cursor` must be a string the server gave as `nextCursor`, not a number",
+            ),
+            (
+                r#"{"cursor":[1]}"#,
+                "`cursor` must be a string the server gave as `nextCursor`, not an array",
+            ),
+            (
+                r#"{"cursor":true}"#,
+                "`cursor` must be a string the server gave as `nextCursor`, not a boolean",
+            ),
+            (r#"{"cursor":"x","_meta":5}"#, "malformed params"),
+        ] {
+            for method in [
+                "tools/list",
+                "prompts/list",
+                "resources/list",
+                "resources/templates/list",
+                "skills/list",
+            ] {
+                let line =
+                    format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{method}","params":{params}}}"#);
+                let answer = judged(&line);
+                assert_eq!(answer["error"]["code"], -32602, "{line}: {answer}");
+                assert_eq!(answer["id"], 3);
+                assert_eq!(
+                    answer["error"]["message"],
+                    format!("invalid params for {method}: {problem}"),
+                    "{line}"
+                );
+            }
+        }
+        for fine in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{"cursor":"abc"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{"cursor":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"skill","arguments":{"name":"\"cursor\""}}}"#,
+        ] {
+            assert!(judged(fine)["passed"].is_string(), "{fine}");
+        }
     }
 }

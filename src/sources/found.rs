@@ -8,21 +8,24 @@
 //! snapshot (two skills of one name: the first wins), so that what is
 //! installed is exactly what the server will serve. Symlinks never lead out
 //! of the tree (the roots are fenced as a project's are), and a skill's
-//! files are those the server lists (`files::list`).
+//! files are those the server lists (`listing::list`), read through the
+//! gate.
 
 use std::collections::HashSet;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::digest::{self, Sum};
-use crate::disk;
-use crate::files;
+use crate::gate::{Fence, Gate};
 use crate::installed;
 use crate::lint;
-use crate::roots::{self, Layout, Root, Source};
+use crate::listing;
+use crate::roots::{Layout, Root, Source};
 use crate::scan::{self, Cache};
+use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::spec;
 
@@ -127,7 +130,7 @@ pub fn find(
     max_file_bytes: u64,
     path_of: &dyn Fn(&Path) -> String,
 ) -> Found {
-    let fence: Arc<Path> = Arc::from(roots::canonical(tree));
+    let fence = Arc::new(Fence::new(tree));
     let roots: Vec<Root> = look
         .iter()
         .map(|(path, layout)| {
@@ -177,7 +180,7 @@ pub fn find(
             security: true,
         }));
         let shown_dir = place(&skill.dir, None);
-        match hash_files(&skill.dir) {
+        match hash_files(skill) {
             Ok(files) => {
                 let digest = digest::skill(files.iter().map(|f| (f.path.as_str(), &f.sum)));
                 out.candidates.push(Candidate {
@@ -227,44 +230,51 @@ fn security_findings(_dir: &Path) -> Vec<Diagnostic> {
     Vec::new()
 }
 
-/// The files of the skill in `dir` as the server lists them, hashed; an
-/// error when the listing is incomplete (the server would not serve the
-/// skill whole).
-fn hash_files(dir: &Path) -> Result<Vec<FileSum>, String> {
-    let listing = files::list(dir);
+/// The files of `skill` as the server lists them, each opened through the
+/// gate and hashed; an error when the listing is incomplete (the server
+/// would not serve the skill whole).
+fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
+    let gate = Gate::open(skill.place()).map_err(|err| format!("cannot open it: {err}"))?;
+    let listing = listing::list(&gate);
     if let Some(limit) = listing.truncated {
         return Err(format!(
             "it holds more than a skill may ({limit:?}: at most {} files, {} MiB, {} folders deep); it is not installed",
             spec::MAX_SKILL_FILES,
             spec::MAX_SKILL_BYTES / 1024 / 1024,
-            files::MAX_DEPTH
+            listing::MAX_DEPTH
         ));
     }
     let mut out = Vec::with_capacity(listing.files.len());
     for entry in &listing.files {
-        let path = dir.join(&entry.path);
-        let (mut file, _) = disk::open_regular(&path, spec::MAX_SKILL_BYTES)
-            .map_err(|err| format!("cannot read {}: {err}", entry.path))?;
-        let (sum, size) = installed::sha256(&mut file)
-            .map_err(|err| format!("cannot read {}: {err}", entry.path))?;
+        let cannot = |err: &dyn std::fmt::Display| format!("cannot read {}: {err}", entry.path);
+        let opened = gate.open_rel(&entry.path).map_err(|err| cannot(&err))?;
+        let file = opened.into_file();
+        let executable = file.metadata().is_ok_and(|meta| is_executable(&meta));
+        // A file that grew since it was listed cannot take the skill past
+        // its bound.
+        let (sum, size) = installed::sha256(&mut file.take(spec::MAX_SKILL_BYTES + 1))
+            .map_err(|err| cannot(&err))?;
+        if size > spec::MAX_SKILL_BYTES {
+            return Err(cannot(&"it grew past the size a skill may have"));
+        }
         out.push(FileSum {
             path: entry.path.clone(),
             sum,
             size,
-            executable: is_executable(&path),
+            executable,
         });
     }
     Ok(out)
 }
 
 #[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
+fn is_executable(meta: &fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    meta.permissions().mode() & 0o111 != 0
 }
 
 #[cfg(not(unix))]
-fn is_executable(_path: &Path) -> bool {
+fn is_executable(_meta: &fs::Metadata) -> bool {
     false
 }
 

@@ -176,6 +176,8 @@ fn nothing_outside_the_skill_hidden_or_not_regular_is_ever_read() {
     const ABSOLUTE: &str = "`file` must be relative to the skill's folder (like `references/forms.md`), not an absolute path";
     const OUTSIDE: &str =
         "it leads outside the skill's folder through a symlink, so it is not read";
+    // Where a symlink leads is never named, hidden or not.
+    const HIDDEN_TARGET: &str = "it leads to a hidden file or folder or `node_modules` under another name (a symlink, say), which are never served";
     let hidden = |name: &str| {
         format!("`{name}` is not served; hidden files and folders and `node_modules` never are")
     };
@@ -193,7 +195,7 @@ fn nothing_outside_the_skill_hidden_or_not_regular_is_ever_read() {
         (".secret", hidden(".secret")),
         (".git/config", hidden(".git")),
         ("node_modules/x.js", hidden("node_modules")),
-        ("links/secret", hidden(".secret")),
+        ("links/secret", HIDDEN_TARGET.into()),
         ("links/escape", OUTSIDE.into()),
         ("links/passwd", OUTSIDE.into()),
         ("links/up/outside.txt", OUTSIDE.into()),

@@ -5,6 +5,7 @@
 //! `fixtures/hostile` holds the cases that fit in git; [`hostile`] adds the rest
 //! (a FIFO, a file over the size cap, a 100 KB description, a bad byte deep in
 //! a body, 20,000 empty folders, an unreadable folder, a root that is a file).
+//! The 20,000 folders are built once and shared ([`many_folders`]).
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -69,13 +70,13 @@ fn hostile() -> Fixture {
     )
     .unwrap();
     // 20,000 folders without skills, in a root of their own.
-    for i in 0..20_001 {
-        std::fs::create_dir_all(fixture.path(&format!("many-folders/{i:05}"))).unwrap();
+    let many = many_folders();
+    if running_as_root() && !others_may_read(&many) {
+        // `nobody` could not reach the shared tree: build a private one.
+        write_many_folders(&fixture.path("many-folders"));
+    } else {
+        std::os::unix::fs::symlink(many, fixture.path("many-folders")).unwrap();
     }
-    write(
-        "many-folders/00000/SKILL.md",
-        b"---\nname: first-of-many\ndescription: Found before the bound.\n---\n",
-    );
     // A home whose ~/.agents/skills is a file, and a healthy ~/.claude/skills.
     write("hostile-home/.agents/skills", b"not a folder");
     write(
@@ -85,6 +86,32 @@ fn hostile() -> Fixture {
     // Let an unprivileged child (see `as_unprivileged`) read the tree.
     std::fs::set_permissions(fixture.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     fixture
+}
+
+/// 20,001 empty folders, the first holding the one skill, so that the walk
+/// stops at its bound of 20,000 folders after finding it. Built once into
+/// `target/tmp` and shared: read only, by every test here and every run.
+fn many_folders() -> std::path::PathBuf {
+    crate::common::shared_tree("hostile-many-folders-v1", write_many_folders)
+}
+
+fn write_many_folders(root: &std::path::Path) {
+    for i in 0..20_001 {
+        std::fs::create_dir_all(root.join(format!("{i:05}"))).unwrap();
+    }
+    std::fs::write(
+        root.join("00000/SKILL.md"),
+        b"---\nname: first-of-many\ndescription: Found before the bound.\n---\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Whether any user may list the folder `path` (made readable by all when
+/// built) and pass through every folder above it.
+fn others_may_read(path: &std::path::Path) -> bool {
+    let mode = |folder| std::fs::metadata(folder).map_or(0, |m| m.permissions().mode());
+    mode(path) & 0o005 == 0o005 && path.ancestors().all(|folder| mode(folder) & 0o001 != 0)
 }
 
 /// The binary with `args`, run as `nobody` when the tests run as root (root

@@ -5,9 +5,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use skillserve::import::DEFAULT_TIMEOUT_SECS;
 
 use crate::common::{BIN, Fixture, Output, text};
 
@@ -93,6 +95,36 @@ fn import(fixture: &Fixture, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     run(fixture, &args)
+}
+
+/// [`import`], which must end before the default `--timeout`
+/// ([`DEFAULT_TIMEOUT_SECS`]) could have: otherwise it is killed and the test
+/// fails.
+fn import_before_the_default_timeout(fixture: &Fixture, extra: &[&str]) -> Output {
+    let mut command =
+        fixture.command(&[&["import", "--mcp-settings", "mcp.json"][..], extra].concat());
+    command
+        .args(["--output-dir", "out"])
+        .env("SKILLSERVE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().expect("run skillserve");
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    let within = Duration::from_secs(DEFAULT_TIMEOUT_SECS);
+    let Ok(output) = finished.recv_timeout(within) else {
+        // SAFETY: kill(2) with the pid of a child we spawned and a valid signal.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!("import still ran after the default timeout of {within:?}");
+    };
+    let output = output.unwrap();
+    Output {
+        status: output.status,
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
 }
 
 /// `invoke --mcp-settings mcp.json` plus `rest`.
@@ -447,13 +479,9 @@ fn failing_and_hanging_servers_are_reported_and_the_others_go_on() {
             ),
         ],
     );
-    let started = Instant::now();
-    let out = import(&fixture, &["--timeout", "2"]);
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
+    // The hanging server is given up on when --timeout says, not when the
+    // default timeout would have: the import ends before that could happen.
+    let out = import_before_the_default_timeout(&fixture, &["--timeout", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
     assert_eq!(
         fixture.anonymize(&out.stdout),
@@ -491,7 +519,7 @@ Generated 9 skills from 2 servers
 /// Waits until process `pid` is gone (or a zombie waiting for init).
 #[cfg(target_os = "linux")]
 fn assert_ends(pid: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         // The state follows the command name in parentheses.
@@ -500,7 +528,7 @@ fn assert_ends(pid: &str) {
             return;
         }
         assert!(
-            Instant::now() < deadline,
+            std::time::Instant::now() < deadline,
             "process {pid} still runs: {state}"
         );
         std::thread::sleep(Duration::from_millis(20));
@@ -530,9 +558,9 @@ fn hanging_servers_are_killed_on_timeout_and_on_signals() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "the server starts");
+        assert!(std::time::Instant::now() < deadline, "the server starts");
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) with the pid of a child we spawned and a valid signal.
@@ -947,4 +975,73 @@ async fn list_check_and_serve_see_the_generated_skills() {
     let expected = SEARCH_SKILL.replace("<T>", fixture.root().to_str().unwrap());
     assert!(text(&result).ends_with(&expected), "{}", text(&result));
     server.stop().await;
+}
+
+/// A server's names, titles, descriptions and parameter names with escape
+/// sequences, bells and carriage returns: `import` writes none of them raw,
+/// in any line of any file, and the skill still checks clean.
+#[test]
+fn control_characters_of_a_server_are_escaped_in_every_line_written() {
+    let fixture = Fixture::empty();
+    let nasty = "get\u{1b}[2J\r\u{7}it";
+    let tools = json!([{
+        "name": nasty,
+        "title": format!("Title {nasty}"),
+        "description": format!("Fetch {nasty}.\r\nSecond line {nasty}\n"),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                nasty: {"type": "string", "description": format!("The {nasty} value"), "enum": [nasty]}
+            },
+            "required": [nasty]
+        },
+        "annotations": {"title": format!("Annotated {nasty}"), "readOnlyHint": true}
+    }]);
+    fixture.write("tools.json", &tools.to_string());
+    let file = fixture.path("tools.json").to_str().unwrap().to_owned();
+    settings(&fixture, &[("srv", server(&["from-file", &file]))]);
+    let out = import(&fixture, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
+    };
+    assert!(!raw(&out.stdout) && !raw(&out.stderr), "{}", out.stdout);
+    let mut written = 0;
+    for entry in std::fs::read_dir(fixture.path("out")).unwrap() {
+        let path = entry.unwrap().path();
+        let files: Vec<PathBuf> = if path.is_dir() {
+            std::fs::read_dir(&path)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            vec![path]
+        };
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                assert!(!raw(line), "{}:{}: {line:?}", file.display(), i + 1);
+            }
+            written += 1;
+        }
+    }
+    assert_eq!(written, 2, "the SKILL.md and the lock file");
+    let folders: Vec<String> = entries(&fixture)
+        .into_iter()
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    assert_eq!(folders, ["srv-get-2-j-it"]);
+    let skill = std::fs::read_to_string(fixture.path("out/srv-get-2-j-it/SKILL.md")).unwrap();
+    for shown in [
+        "# Title get\\u{1b}[2J \\u{7}it\n",
+        "\nFetch get\\u{1b}[2J\\r\\u{7}it.\nSecond line get\\u{1b}[2J\\r\\u{7}it\n",
+        "| `get\\u{1b}[2J \\u{7}it` | string | yes | The get\\u{1b}[2J \\u{7}it value |",
+        "call its tool `get\\u{1b}[2J \\u{7}it` directly.",
+        "srv $'get\\x1b[2J\\x0d\\x07it' ",
+        "- Title: Annotated get\\u{1b}[2J \\u{7}it\n",
+    ] {
+        assert!(skill.contains(shown), "{shown:?} in\n{skill}");
+    }
+    assert_check_passes(&fixture);
 }

@@ -10,6 +10,7 @@ mod common;
 
 mod cli;
 mod files;
+mod gate;
 mod hostile;
 mod http;
 mod import;

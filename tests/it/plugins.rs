@@ -380,3 +380,46 @@ fn manifest_paths_cannot_leave_the_plugin_folder() {
         out.stdout
     );
 }
+
+/// A FIFO where a settings file or a plugin manifest belongs (a repository
+/// can hold one as its `.claude/settings.json`): never opened for reading,
+/// said once, and everything else works.
+#[test]
+fn a_fifo_as_settings_or_manifest_never_hangs_serve_or_check() {
+    let fixture = fixture();
+    let mkfifo = |relative: &str| {
+        let path = fixture.path(relative);
+        let _ = std::fs::remove_file(&path);
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only reads the NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    };
+    mkfifo("project/.claude/settings.json");
+    mkfifo(
+        "plugin-home/.claude/plugins/cache/team-marketplace/dev-tools/2.1.0/.claude-plugin/plugin.json",
+    );
+
+    let mut args = vec!["--no-watch"];
+    args.extend(PROJECT);
+    let mut raw = crate::common::Raw::start(fixture.command(&args));
+    raw.send_json(&crate::common::call(1, "dev-tools:lint"));
+    let answer = raw
+        .next_message(std::time::Duration::from_secs(20))
+        .expect("a call is answered");
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert_eq!(raw.finish().code(), Some(0));
+
+    let out = fixture.run(&["check", "--project-dir", "project"]);
+    let stdout = fixture.anonymize(&out.stdout);
+    const FIFO: &str =
+        "error[json-unreadable]: not a regular file (a FIFO or device, say), so it is not read";
+    for file in [
+        "<T>/project/.claude/settings.json",
+        "dev-tools/2.1.0/.claude-plugin/plugin.json",
+    ] {
+        assert!(
+            stdout.contains(&format!("{file}\n  {FIFO}")),
+            "{file}:\n{stdout}"
+        );
+    }
+}

@@ -3,10 +3,10 @@
 //! real binary.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{Fixture, Server, is_error, text};
+use crate::common::{Fixture, Raw, Server, call, is_error, text, wait_for_exit};
 
 /// Long enough for a notification on a busy CI machine; only a hang guard.
 const NOTIFY_WITHIN: Duration = Duration::from_secs(10);
@@ -363,6 +363,12 @@ async fn a_miss_rescans_even_with_refresh_and_watch_off_and_is_rate_limited() {
     server.stop().await;
 }
 
+/// The refreshes that found changes, logged so far.
+fn refreshes(server: &Server) -> usize {
+    let log = server.stderr().text();
+    log.lines().filter(|l| l.contains(" refresh: ")).count()
+}
+
 #[tokio::test]
 async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     let fixture = tree();
@@ -374,9 +380,15 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     }
     let server = Arc::new(serve(&fixture, &["--refresh-interval", "1"]).await);
     let stop = Arc::new(AtomicBool::new(false));
+    let storm_rounds = Arc::new(AtomicUsize::new(0));
+    // Each client's completed rounds of calls.
+    let call_rounds: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..8).map(|_| AtomicUsize::new(0)).collect());
+    let refreshes_before = refreshes(&server);
 
     let storm = {
         let stop = Arc::clone(&stop);
+        let storm_rounds = Arc::clone(&storm_rounds);
         let root = fixture.root().to_path_buf();
         tokio::task::spawn_blocking(move || {
             let mut round = 0;
@@ -399,6 +411,7 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
                 std::fs::write(&temporary, skill("alpha", &format!("rev {round}"))).unwrap();
                 std::fs::rename(&temporary, root.join("skills/alpha/SKILL.md")).unwrap();
                 round += 1;
+                storm_rounds.store(round, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(15));
             }
             round
@@ -409,6 +422,7 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
     for client in 0..8 {
         let server = Arc::clone(&server);
         let stop = Arc::clone(&stop);
+        let call_rounds = Arc::clone(&call_rounds);
         let root = fixture.root().to_path_buf();
         clients.spawn(async move {
             let mut calls = 0;
@@ -440,60 +454,106 @@ async fn a_storm_of_changes_never_breaks_concurrent_calls() {
                     text(&alpha)
                 );
                 calls += 1;
+                call_rounds[client].store(calls, Ordering::Relaxed);
             }
             calls
         });
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The storm lasts until enough has happened at once: 20 rounds of
+    // changes, 5 refreshes that saw changes, and 3 rounds of calls by every
+    // client. A server that stalls under it fails the test.
+    let enough = async {
+        loop {
+            let slowest = call_rounds.iter().map(|c| c.load(Ordering::Relaxed)).min();
+            if storm_rounds.load(Ordering::Relaxed) >= 20
+                && refreshes(&server) >= refreshes_before + 5
+                && slowest >= Some(3)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let kept_up = tokio::time::timeout(Duration::from_secs(60), enough).await;
     stop.store(true, Ordering::Relaxed);
     let rounds = storm.await.unwrap();
     let mut total = 0;
     while let Some(calls) = clients.join_next().await {
         total += calls.unwrap();
     }
+    let refreshed = refreshes(&server) - refreshes_before;
     assert!(
-        rounds > 10 && total > 8,
-        "storm rounds {rounds}, call rounds {total}"
+        kept_up.is_ok(),
+        "after 60 s: storm rounds {rounds}, refreshes {refreshed}, call rounds {total}"
     );
+    eprintln!("storm rounds {rounds}, refreshes {refreshed}, call rounds {total}");
     let server = Arc::into_inner(server).unwrap();
     let (status, _) = server.stop().await;
     assert!(status.success());
 }
 
-#[tokio::test]
-async fn sigterm_during_a_large_rescan_exits_zero_promptly() {
+/// 3,000 skills, in two identical trees: built once and shared (read only).
+fn bulk_trees() -> [std::path::PathBuf; 2] {
+    let build = |root: &std::path::Path| {
+        for i in 0..3000 {
+            let name = format!("bulk-{i:04}");
+            std::fs::create_dir(root.join(&name)).unwrap();
+            std::fs::write(root.join(&name).join("SKILL.md"), skill(&name, "Bulk.")).unwrap();
+        }
+    };
+    ["bulk-3000-a-v1", "bulk-3000-b-v1"].map(|name| crate::common::shared_tree(name, build))
+}
+
+#[test]
+fn sigterm_during_a_large_rescan_exits_zero_promptly() {
     let fixture = tree();
-    for i in 0..3000 {
-        fixture.write(
-            &format!("skills/bulk-{i:04}/SKILL.md"),
-            &skill(&format!("bulk-{i:04}"), "Bulk."),
-        );
-    }
-    let server = serve(&fixture, &["--no-watch", "--refresh-interval", "0"]).await;
-    // Make every file look changed, so that the next rescan re-parses all of them.
-    let later = std::time::SystemTime::now() + Duration::from_secs(60);
-    for i in 0..3000 {
-        let file = std::fs::File::options()
-            .write(true)
-            .open(fixture.path(&format!("skills/bulk-{i:04}/SKILL.md")))
-            .unwrap();
-        file.set_modified(later).unwrap();
-    }
-    // A miss starts the rescan; the signal arrives while it runs.
-    let client = server.client.peer().clone();
-    let call = tokio::spawn(async move {
-        client
-            .call_tool(
-                rmcp::model::CallToolRequestParams::new("skill")
-                    .with_arguments(rmcp::object!({"name": "nope"})),
-            )
-            .await
-    });
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let started = Instant::now();
-    let (status, stderr) = server.signal(libc::SIGTERM).await;
+    let [first, second] = bulk_trees();
+    let link = fixture.path("bulk");
+    std::os::unix::fs::symlink(&first, &link).unwrap();
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "bulk",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+        "--refresh-interval",
+        "0",
+    ]);
+    let log = fixture.path("stderr.log");
+    let stderr = std::fs::File::create(&log).unwrap();
+    let mut raw = Raw::spawn_with(&mut command, stderr.into());
+    raw.initialize(Duration::from_secs(60));
+    // The same skills in other files: the next rescan parses all 3,000 again.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&second, &link).unwrap();
+    // A miss starts the rescan; the ping behind it shows the miss was read,
+    // and is answered while the rescan runs. Then the signal.
+    raw.send(
+        format!(
+            "{}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n",
+            call(1, "nope")
+        )
+        .as_bytes(),
+    );
+    let answer = raw
+        .next_message(NOTIFY_WITHIN)
+        .expect("the ping is answered");
+    assert_eq!(
+        answer["id"], 2,
+        "the ping comes before the rescan ends: {answer}"
+    );
+    // SAFETY: kill(2) with a pid we own and a valid signal number.
+    assert_eq!(
+        unsafe { libc::kill(raw.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let status = wait_for_exit(&mut raw.child, NOTIFY_WITHIN).expect("exits");
+    let stderr = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("received SIGTERM; exiting"), "{stderr}");
-    eprintln!("exited {:?} after SIGTERM", started.elapsed());
-    call.abort();
+    let after = raw.rest();
+    assert!(
+        after.is_empty(),
+        "the exit came before the rescan ended, so the miss got no answer: {after:?}"
+    );
 }

@@ -468,13 +468,17 @@ async fn a_name_the_extension_refuses_is_left_out_of_skills_list_but_served() {
 async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
     let fixture = Fixture::empty();
     std::fs::create_dir(fixture.path("home")).unwrap();
-    for i in 0..1200 {
-        fixture.write(
-            &format!("skills/s{i:04}/SKILL.md"),
-            &format!("---\nname: s{i:04}\ndescription: Skill {i}.\n---\n"),
-        );
-    }
-    let args = ["--skills-dir", "skills", "--no-project", "--no-plugins"];
+    // Only read: built once and shared.
+    let skills = crate::common::shared_tree("resources-1200-skills-v1", |root| {
+        for i in 0..1200 {
+            let skill = root.join(format!("s{i:04}"));
+            std::fs::create_dir(&skill).unwrap();
+            let text = format!("---\nname: s{i:04}\ndescription: Skill {i}.\n---\n");
+            std::fs::write(skill.join("SKILL.md"), text).unwrap();
+        }
+    });
+    let skills = skills.to_str().unwrap();
+    let args = ["--skills-dir", skills, "--no-project", "--no-plugins"];
     let server = fixture.serve(&args).await;
     let mut cursor: Option<String> = None;
     let (mut resources, mut pages) = (Vec::new(), 0);

@@ -20,36 +20,41 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_skillserve");
 /// A temporary copy of `fixtures/` (symlinks preserved) with
 /// `project/.git` created, since git cannot store a `.git` directory.
 pub struct Fixture {
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    /// The temporary directory with every symlink resolved: the server
+    /// starts in it, and the working directory it sees is the resolved one
+    /// (on macOS the temporary directory is under `/var`, a symlink to
+    /// `/private/var`), so paths the tests expect must be resolved too.
+    root: PathBuf,
     home: String,
 }
 
 impl Fixture {
     pub fn new() -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let fixture = Fixture::empty();
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        copy_tree(&source, dir.path(), dir.path());
-        std::fs::create_dir_all(dir.path().join("project/.git")).unwrap();
-        Fixture {
-            dir,
-            home: "home".to_owned(),
-        }
+        copy_tree(&source, fixture.root(), fixture.root());
+        std::fs::create_dir_all(fixture.path("project/.git")).unwrap();
+        fixture
     }
 
     /// An empty temporary directory (no fixtures).
     pub fn empty() -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().canonicalize().expect("the temp dir resolves");
         Fixture {
-            dir: tempfile::tempdir().expect("temp dir"),
+            _dir: dir,
+            root,
             home: "home".to_owned(),
         }
     }
 
     pub fn root(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     pub fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
+        self.root.join(relative)
     }
 
     /// The fake home: `home/` unless [`Fixture::with_home`] chose another.
@@ -496,23 +501,39 @@ impl Raw {
     /// [`Raw::start`], waiting up to `within` for the first scan.
     pub fn start_within(mut command: std::process::Command, within: Duration) -> Raw {
         let mut raw = Raw::spawn(&mut command);
-        raw.send_json(
+        raw.initialize(within);
+        raw
+    }
+
+    /// Completes the 2025-11-25 handshake, waiting up to `within` for the
+    /// first scan.
+    pub fn initialize(&mut self, within: Duration) {
+        self.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}}),
         );
-        let answer = raw.next_message(within).expect("initialize answered");
+        let answer = self.next_message(within).expect("initialize answered");
         assert_eq!(answer["id"], "init", "{answer}");
-        raw.send_json(
+        self.send_json(
             &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         );
-        raw
     }
 
-    /// Starts the server without a handshake.
+    /// Starts the server without a handshake, its stderr discarded.
     pub fn spawn(command: &mut std::process::Command) -> Raw {
+        Raw::spawn_with(command, Stdio::null())
+    }
+
+    /// [`Raw::spawn`], with the server's stderr going to `stderr`.
+    pub fn spawn_with(command: &mut std::process::Command, stderr: Stdio) -> Raw {
         use std::io::BufRead;
-        let mut child = spawn_piped(command);
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn skillserve");
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -552,9 +573,33 @@ impl Raw {
         Some(message)
     }
 
+    /// Closes stdin: the client is done.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Every message still to come until the server closes stdout (at
+    /// most 20 s: a hang guard), parsed.
+    pub fn rest(&mut self) -> Vec<serde_json::Value> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut out = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "stdout still open after 20 s");
+            match self.lines.recv_timeout(left) {
+                Ok(line) => out.push(
+                    serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
+                ),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return out,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
     /// Closes stdin and waits (at most 10 s) for the exit.
     pub fn finish(mut self) -> ExitStatus {
-        drop(self.stdin.take());
+        self.close_stdin();
         wait_for_exit(&mut self.child, Duration::from_secs(10)).expect("exits after stdin closes")
     }
 }
@@ -581,6 +626,7 @@ pub fn wait_for_exit(child: &mut std::process::Child, within: Duration) -> Optio
 }
 
 /// Resident memory of a process in KiB (`VmRSS`).
+#[cfg(target_os = "linux")]
 pub fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -589,6 +635,46 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .expect("VmRSS")
+}
+
+/// Resident memory of a process in KiB, as `ps` reports it (there is no
+/// `/proc` on macOS).
+#[cfg(not(target_os = "linux"))]
+pub fn rss_kib(pid: u32) -> u64 {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "rss=", "-p", &pid.to_string()])
+        .output()
+        .expect("run ps");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("ps -o rss= -p {pid}: {out:?}"))
+}
+
+/// A tree of files that tests only read, built once and kept in cargo's
+/// scratch folder for tests (`target/tmp/NAME`, which `cargo clean`
+/// removes): the next test, and the next run, use it as it is. Writing tens
+/// of thousands of folders takes seconds on a slow disk, and deleting them
+/// as long again. `build` writes the tree into a temporary folder, renamed
+/// to NAME once complete, so a build that was interrupted is never used.
+/// Change NAME (a version suffix) when `build` changes.
+pub fn shared_tree(name: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    // One build at a time in this test binary: tests that want the same
+    // tree wait for the first to build it.
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _building = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let tree = scratch.join(name);
+    if !tree.exists() {
+        let partial = tempfile::tempdir_in(scratch).unwrap();
+        build(partial.path());
+        // Another test binary may have won the race; its tree is as good
+        // (and this one is deleted).
+        if std::fs::rename(partial.path(), &tree).is_ok() {
+            let _ = partial.keep();
+        }
+    }
+    tree.canonicalize().unwrap()
 }
 
 /// Options that serve `fixtures/files` alone.

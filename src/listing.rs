@@ -1,0 +1,526 @@
+//! A skill's files as a listing (behaviour.md §9): every regular file below
+//! the skill folder, found by a bounded walk through the [`Gate`], and the
+//! paths like one that was not found.
+//!
+//! Every folder is opened through the gate and read through that handle;
+//! every symlink is followed by the gate's rules (inside the skill, to
+//! nothing hidden), so a listing names nothing a call would refuse.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use crate::disk::{self, FileId, Stamp};
+use crate::gate::{Entry as Found, Gate, Kind, Opened};
+use crate::spec;
+
+/// Folders deeper than this below the skill folder are not listed.
+pub const MAX_DEPTH: usize = 16;
+/// A listing reads at most this many folders, so that a hostile tree (a
+/// symlink maze that stays inside the skill) cannot make it slow.
+pub const MAX_DIRS: usize = 4096;
+/// A "not found" answer suggests at most this many paths.
+pub const MAX_SUGGESTIONS: usize = 5;
+
+/// One file of a skill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Relative to the skill folder, `/`-separated, UTF-8 without control
+    /// characters.
+    pub path: String,
+    /// When it was listed (see `Files::listing`).
+    pub size: u64,
+}
+
+/// Which bound stopped a walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// [`spec::MAX_SKILL_FILES`] files were listed and there were more.
+    Files,
+    /// The next file would have taken the listing past [`spec::MAX_SKILL_BYTES`].
+    Bytes,
+    /// Folders below [`MAX_DEPTH`] levels were not read.
+    Depth,
+    /// [`MAX_DIRS`] folders were read and there were more.
+    Folders,
+}
+
+/// The files of a skill (or of one of its folders), sorted by path (byte
+/// order). `SKILL.md` is one of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: Vec<Entry>,
+    /// Why the listing is incomplete, if it is (SEP-2640 then reports the
+    /// skill's resources as dynamic).
+    pub truncated: Option<Limit>,
+}
+
+/// What a walk saw: the listing, and the version of every folder it read and
+/// of the folder of every symlinked file's target (a folder's version changes
+/// when an entry in it is added, removed or renamed), by path.
+#[derive(Default)]
+pub struct Walked {
+    pub listing: Listing,
+    pub dirs: Vec<(PathBuf, Stamp)>,
+}
+
+/// A folder waiting to be read.
+struct Frame {
+    /// Relative to the skill folder ("" for the skill folder itself).
+    rel: String,
+    /// The folder, when it is open already (the first one); the others are
+    /// opened when their turn comes, so that a wide tree holds few handles.
+    folder: Option<Opened>,
+    /// The identities of the folders from the skill folder down to this one
+    /// (so one more than its depth): a symlink to any of them would be a
+    /// cycle.
+    ancestors: Vec<FileId>,
+}
+
+/// The files below the folder `folder` (a cleaned relative path; "" for the
+/// whole skill) of the skill the gate opened, paths relative to the skill
+/// folder, with the walk's bounds counted from `folder`: a walk that reads
+/// folder entries and their metadata, never file contents.
+///
+/// Breadth first, each folder in name order, so that when a bound stops it
+/// the files nearest the top are the ones listed. Skipped: hidden entries
+/// (names starting with `.`) and `node_modules` (in any case), names that are
+/// not UTF-8 or hold a control character, anything that is neither a regular
+/// file nor a folder, symlinks the gate refuses (dangling, looping, leading
+/// outside the skill folder or to a hidden entry), and symlinks to a folder
+/// on the path to themselves.
+pub fn walk(gate: &Gate, folder: &str) -> Walked {
+    let mut walked = Walked::default();
+    // The folders from the skill folder down to the start are on the path
+    // too: a symlink in `links/` back to the skill folder is a cycle.
+    let mut ancestors = Vec::new();
+    let mut prefix = String::new();
+    let mut start = None;
+    for part in std::iter::once("").chain(folder.split('/').filter(|p| !p.is_empty())) {
+        if !part.is_empty() {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+        }
+        match gate.open_rel(&prefix) {
+            Ok(opened) if opened.kind() == Kind::Folder => {
+                ancestors.push(opened.stamp().id());
+                start = Some(opened);
+            }
+            _ => return walked,
+        }
+    }
+    let mut queue = VecDeque::from([Frame {
+        rel: folder.to_owned(),
+        folder: start,
+        ancestors,
+    }]);
+    let mut bytes = 0;
+    let mut read = 0;
+    while let Some(frame) = queue.pop_front() {
+        if read == MAX_DIRS {
+            walked.listing.truncated = Some(Limit::Folders);
+            break;
+        }
+        read += 1;
+        if let Err(limit) = visit(gate, frame, &mut walked, &mut bytes, &mut queue) {
+            walked.listing.truncated = Some(limit);
+            break;
+        }
+    }
+    walked
+        .listing
+        .files
+        .sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    walked
+}
+
+/// The files of the skill the gate opened: [`walk`] of the whole skill.
+pub fn list(gate: &Gate) -> Listing {
+    walk(gate, "").listing
+}
+
+/// `dir` joined with a relative path ("" is `dir` itself).
+fn join(dir: &Path, rel: &str) -> PathBuf {
+    if rel.is_empty() {
+        dir.to_path_buf()
+    } else {
+        dir.join(rel)
+    }
+}
+
+/// Reads one folder: its files join the listing, its folders the queue.
+/// `Err` when a bound that ends the whole walk was reached.
+fn visit(
+    gate: &Gate,
+    frame: Frame,
+    walked: &mut Walked,
+    bytes: &mut u64,
+    queue: &mut VecDeque<Frame>,
+) -> Result<(), Limit> {
+    let skill_dir = gate.place().dir;
+    // Opened through the gate when its turn comes: a folder swapped for a
+    // symlink since it was seen is followed by the rules, or not at all.
+    let folder = match frame.folder.map_or_else(|| gate.open_rel(&frame.rel), Ok) {
+        Ok(folder) if folder.kind() == Kind::Folder => folder,
+        // Gone, or a file now: nothing to list (and the folder above, which
+        // changed, will say so).
+        _ => return Ok(()),
+    };
+    // Checked even when it cannot be read: it may become readable.
+    walked
+        .dirs
+        .push((join(skill_dir, &frame.rel), folder.stamp()));
+    let Ok(entries) = Gate::entries(folder) else {
+        return Ok(());
+    };
+    let mut named: Vec<(String, Found)> = entries
+        .into_iter()
+        .filter_map(|(name, found)| {
+            let name = name.into_string().ok()?;
+            (!name.chars().any(char::is_control) && !disk::is_private(name.as_bytes()))
+                .then_some((name, found))
+        })
+        .collect();
+    named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (name, found) in named {
+        let rel = if frame.rel.is_empty() {
+            name
+        } else {
+            format!("{}/{name}", frame.rel)
+        };
+        let (file, folder_id) = match found {
+            Found::File { len } => (Some(len), None),
+            Found::Folder { stamp } => (None, Some(stamp.id())),
+            Found::Link => match gate.open_rel(&rel) {
+                Ok(target) if target.kind() == Kind::File => {
+                    // The target may sit in a folder the walk does not read.
+                    if let Some((above, _)) = target.real().and_then(|real| real.rsplit_once('/'))
+                        && let Ok(folder) = gate.open_rel(above)
+                    {
+                        walked.dirs.push((join(skill_dir, above), folder.stamp()));
+                    }
+                    (Some(target.len()), None)
+                }
+                Ok(target) => (None, Some(target.stamp().id())),
+                Err(refused) => {
+                    tracing::debug!("{}/{rel}: {refused}; not listed", skill_dir.display());
+                    continue;
+                }
+            },
+            Found::Other => continue,
+        };
+        if let Some(len) = file {
+            if walked.listing.files.len() == spec::MAX_SKILL_FILES {
+                return Err(Limit::Files);
+            }
+            if *bytes + len > spec::MAX_SKILL_BYTES {
+                return Err(Limit::Bytes);
+            }
+            *bytes += len;
+            walked.listing.files.push(Entry {
+                path: rel,
+                size: len,
+            });
+        } else if let Some(id) = folder_id {
+            if cfg!(unix) && frame.ancestors.contains(&id) {
+                tracing::debug!(
+                    "{}/{rel} leads back to a folder above it; not listed",
+                    skill_dir.display()
+                );
+                continue;
+            }
+            if frame.ancestors.len() - 1 == MAX_DEPTH {
+                walked.listing.truncated = Some(Limit::Depth);
+                continue;
+            }
+            let mut ancestors = frame.ancestors.clone();
+            ancestors.push(id);
+            queue.push_back(Frame {
+                rel,
+                folder: None,
+                ancestors,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Up to [`MAX_SUGGESTIONS`] listed files and folders like `requested`, best
+/// first: those whose name is exactly its last component (ignoring case),
+/// then by the similarity `skill` names are matched with (typos,
+/// transpositions, containment), of the names alone when `requested` has no
+/// `/`, else the mean of the paths' and the names' similarity.
+pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
+    /// Longer queries are only matched by exact name: similarity is quadratic.
+    const COMPARED_CHARS: usize = 256;
+    let query = requested.trim_matches('/').to_lowercase();
+    let (folder, base) = query.rsplit_once('/').unwrap_or(("", &query));
+    if base.is_empty() {
+        return Vec::new();
+    }
+    let similar = query.chars().count() <= COMPARED_CHARS;
+    let similarity = crate::similarity::similarity;
+    // Files, and the folders above them.
+    let mut candidates: Vec<&str> = Vec::new();
+    for entry in &listing.files {
+        let path = entry.path.as_str();
+        candidates.extend(path.match_indices('/').map(|(end, _)| &path[..end]));
+        candidates.push(path);
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    let mut scored: Vec<(f64, &str)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let path = candidate.to_lowercase();
+            let name = path.rsplit('/').next().unwrap_or_default();
+            let score = if name == base {
+                2.0
+            } else if !similar {
+                0.0
+            } else if folder.is_empty() {
+                similarity(base, name)
+            } else {
+                (similarity(&query, &path) + similarity(base, name)) / 2.0
+            };
+            (score >= crate::similarity::THRESHOLD).then_some((score, candidate))
+        })
+        .collect();
+    // Best first; among equals, by path.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, path)| path.to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Place;
+
+    /// A skill folder holding `files` (path, contents), inside a temporary
+    /// folder that also holds `outside.txt`.
+    fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join("outside.txt"), "SECRET").unwrap();
+        let dir = temp.path().join("pdf");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+        for (path, contents) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+        (temp, dir)
+    }
+
+    /// The listing of `folder` in the skill in `dir`.
+    fn listed(dir: &Path, folder: &str) -> Listing {
+        let file = dir.join("SKILL.md");
+        let place = Place {
+            dir,
+            file: &file,
+            fence: None,
+        };
+        walk(&Gate::open(place).unwrap(), folder).listing
+    }
+
+    #[cfg(unix)]
+    fn symlink(target: &str, link: &Path) {
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, link).unwrap();
+    }
+
+    fn paths(listing: &Listing) -> Vec<&str> {
+        listing.files.iter().map(|e| e.path.as_str()).collect()
+    }
+
+    #[test]
+    fn hidden_entries_and_node_modules_are_not_listed() {
+        let (_temp, dir) = skill(&[
+            (".secret", b"SECRET"),
+            (".git/config", b"SECRET"),
+            ("node_modules/x.js", b"SECRET"),
+            ("NODE_MODULES/x.js", b"SECRET"),
+        ]);
+        assert_eq!(paths(&listed(&dir, "")), ["SKILL.md"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_listed_only_when_they_stay_inside_and_lead_to_nothing_hidden() {
+        let (temp, dir) = skill(&[("references/forms.md", b"forms"), (".env", b"SECRET")]);
+        symlink("../references/forms.md", &dir.join("links/forms.md"));
+        symlink("../references", &dir.join("links/refs"));
+        symlink("../../outside.txt", &dir.join("links/escape"));
+        symlink(
+            temp.path().join("outside.txt").to_str().unwrap(),
+            &dir.join("links/absolute"),
+        );
+        symlink("../..", &dir.join("links/up"));
+        symlink("/", &dir.join("links/root"));
+        symlink("../.env", &dir.join("links/env"));
+        symlink("..", &dir.join("links/self"));
+        symlink("missing", &dir.join("links/dangling"));
+        symlink("loop", &dir.join("links/loop"));
+        assert_eq!(
+            paths(&listed(&dir, "")),
+            [
+                "SKILL.md",
+                "links/forms.md",
+                "links/refs/forms.md",
+                "references/forms.md"
+            ]
+        );
+        // Listing the folder that holds the link back up is no cycle either.
+        assert_eq!(
+            paths(&listed(&dir, "links")),
+            ["links/forms.md", "links/refs/forms.md"]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_skill_folder_reached_through_a_symlink_is_the_fence() {
+        let (temp, dir) = skill(&[("references/forms.md", b"forms")]);
+        let link = temp.path().join("linked");
+        symlink("pdf", &link);
+        symlink("../outside.txt", &dir.join("escape"));
+        assert_eq!(
+            paths(&listed(&link, "")),
+            ["SKILL.md", "references/forms.md"]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_or_hold_control_characters_are_not_listed() {
+        use std::os::unix::ffi::OsStrExt;
+        let (_temp, dir) = skill(&[("ok.md", b"x"), ("line\nbreak.md", b"x")]);
+        // macOS file systems refuse names that are not UTF-8.
+        if cfg!(not(target_os = "macos")) {
+            std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"bad\xff.md")), "x").unwrap();
+        }
+        let pipe = std::ffi::CString::new(dir.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only reads the NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(pipe.as_ptr(), 0o644) }, 0);
+        assert_eq!(paths(&listed(&dir, "")), ["SKILL.md", "ok.md"]);
+    }
+
+    #[test]
+    fn the_listing_is_sorted_by_bytes_with_sizes() {
+        let (_temp, dir) = skill(&[
+            ("b.md", b"bb"),
+            ("a/z.md", b"z"),
+            ("a.txt", b"aaa"),
+            ("C.md", b""),
+            ("é.md", b"e"),
+        ]);
+        let listing = listed(&dir, "");
+        assert_eq!(
+            paths(&listing),
+            ["C.md", "SKILL.md", "a.txt", "a/z.md", "b.md", "é.md"]
+        );
+        let sizes: Vec<u64> = listing.files.iter().map(|e| e.size).collect();
+        assert_eq!(sizes, [0, 23, 3, 1, 2, 1]);
+        assert_eq!(listing.truncated, None);
+    }
+
+    #[test]
+    fn the_listing_stops_at_512_files_shallow_files_first() {
+        let (_temp, dir) = skill(&[("deep/z.md", b"x")]);
+        for i in 0..600 {
+            std::fs::write(dir.join(format!("f{i:03}.md")), "x").unwrap();
+        }
+        let listing = listed(&dir, "");
+        assert_eq!(listing.files.len(), spec::MAX_SKILL_FILES);
+        assert_eq!(listing.truncated, Some(Limit::Files));
+        assert_eq!(paths(&listing)[..2], ["SKILL.md", "f000.md"]);
+        assert!(!paths(&listing).contains(&"deep/z.md"));
+    }
+
+    #[test]
+    fn the_listing_stops_at_16_mib() {
+        let (_temp, dir) = skill(&[]);
+        for name in ["a.bin", "b.bin", "c.bin"] {
+            // Sparse: nothing is written, and nothing is read.
+            let file = std::fs::File::create(dir.join(name)).unwrap();
+            file.set_len(spec::MAX_SKILL_BYTES / 3).unwrap();
+        }
+        std::fs::File::create(dir.join("d.bin"))
+            .unwrap()
+            .set_len(64)
+            .unwrap();
+        let listing = listed(&dir, "");
+        assert_eq!(paths(&listing), ["SKILL.md", "a.bin", "b.bin"]);
+        assert_eq!(listing.truncated, Some(Limit::Bytes));
+    }
+
+    #[test]
+    fn the_listing_stops_at_16_levels_and_4096_folders() {
+        let (_temp, dir) = skill(&[]);
+        let mut deep = dir.clone();
+        for level in 1..=MAX_DEPTH + 2 {
+            deep.push(format!("l{level}"));
+            std::fs::create_dir(&deep).unwrap();
+            std::fs::write(deep.join("f.md"), "x").unwrap();
+        }
+        let listing = listed(&dir, "");
+        assert_eq!(listing.truncated, Some(Limit::Depth));
+        // Files in the folders 1 to 16 levels down.
+        assert_eq!(listing.files.len(), 1 + MAX_DEPTH);
+
+        let (_temp, dir) = skill(&[]);
+        for i in 0..MAX_DIRS {
+            std::fs::create_dir(dir.join(format!("d{i:04}"))).unwrap();
+        }
+        std::fs::write(dir.join("d4095/last.md"), "x").unwrap();
+        let listing = listed(&dir, "");
+        // The skill folder counts: the last folder is not read.
+        assert_eq!(listing.truncated, Some(Limit::Folders));
+        assert_eq!(paths(&listing), ["SKILL.md"]);
+    }
+
+    #[test]
+    fn a_missing_file_suggests_similar_paths() {
+        let (_temp, dir) = skill(&[
+            ("references/forms.md", b"x"),
+            ("references/nested/deep.md", b"x"),
+            ("scripts/fill_form.py", b"x"),
+        ]);
+        let listing = listed(&dir, "");
+        let suggestions = |path| suggest(&listing, path);
+        assert_eq!(suggestions("forms.md"), ["references/forms.md"]);
+        assert_eq!(suggestions("reference/form.md"), ["references/forms.md"]);
+        assert_eq!(suggestions("reference"), ["references"]);
+        assert_eq!(
+            suggestions("scripts/fill-form.py"),
+            ["scripts/fill_form.py"]
+        );
+        assert_eq!(suggestions("kubernetes.yaml"), Vec::<String>::new());
+        assert_eq!(suggestions("skill.MD"), ["SKILL.md"]);
+    }
+
+    #[test]
+    fn at_most_five_suggestions_exact_names_first() {
+        let files: Vec<(String, &[u8])> = (0..8)
+            .map(|i| (format!("v{i}/notes.md"), &b"x"[..]))
+            .chain([("notes.txt".to_owned(), &b"x"[..])])
+            .collect();
+        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+        let (_temp, dir) = skill(&files);
+        assert_eq!(
+            suggest(&listed(&dir, ""), "notes.md"),
+            [
+                "v0/notes.md",
+                "v1/notes.md",
+                "v2/notes.md",
+                "v3/notes.md",
+                "v4/notes.md"
+            ]
+        );
+    }
+}
