@@ -118,7 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?
         }
         Some(Command::Add(args)) => {
-            let context = sources::Context::new(&config, env.cwd.clone());
+            let context = sources::Context::new(&config, &env);
             let options = args.options();
             let outcome = context.and_then(|context| {
                 with_confirmation(args.yes, |confirm| {
@@ -128,7 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Update(args)) => {
-            let context = sources::Context::new(&config, env.cwd.clone());
+            let context = sources::Context::new(&config, &env);
             let options = args.options();
             let outcome = context.and_then(|context| {
                 with_confirmation(args.yes, |confirm| {
@@ -138,7 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Remove { id, yes }) => {
-            let context = sources::Context::new(&config, env.cwd.clone());
+            let context = sources::Context::new(&config, &env);
             let outcome = context.and_then(|context| {
                 with_confirmation(*yes, |confirm| {
                     sources::remove(&context, id, confirm, &mut out)
@@ -147,7 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Sources { json }) => {
-            let outcome = sources::Context::new(&config, env.cwd.clone())
+            let outcome = sources::Context::new(&config, &env)
                 .and_then(|context| sources::list(&context, *json, &mut out));
             finish_sources(outcome, &mut out)?
         }

@@ -100,7 +100,8 @@ fn fetch_git(
 ) -> Result<Fetched, SourceError> {
     let url = &request.location.url;
     let checkout = tree.path().join(&request.id);
-    let commit = super::git::fetch(url, request.reference.as_deref(), &checkout)?;
+    let git = super::git::find(&context.search)?;
+    let commit = super::git::fetch(&git, url, request.reference.as_deref(), &checkout)?;
     let base = match &request.subdir {
         None => checkout.clone(),
         Some(subdir) => {

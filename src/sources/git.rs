@@ -7,19 +7,34 @@
 //! caller owns. git never prompts (`GIT_TERMINAL_PROMPT=0`): a repository
 //! that needs a password it does not have fails with git's own message.
 
-use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use crate::program::{Program, ProgramError, SearchEnv};
 
 use super::SourceError;
 
-/// The program run: `git` on the `PATH` (`git.exe` on Windows).
+/// The program run: `git` found on the `PATH` as the platform's shell
+/// finds it (`git.exe` on Windows, never from the current folder).
 const GIT: &str = "git";
+
+/// Finds the user's `git`.
+pub fn find(search: &SearchEnv) -> Result<Program, SourceError> {
+    Program::find(GIT, search).map_err(|err| match err {
+        ProgramError::NotInPath { .. } | ProgramError::NoPath => SourceError::GitMissing,
+        other => SourceError::Usage(format!("cannot run git: {other}")),
+    })
+}
 
 /// Fetches `reference` (a branch, a tag or a full commit id; `None`: the
 /// remote's default branch) of `url` into `dir`, a folder that does not
-/// exist yet, and checks it out. Returns the commit's full id.
-pub fn fetch(url: &str, reference: Option<&str>, dir: &Path) -> Result<String, SourceError> {
+/// exist yet, with `git`, and checks it out. Returns the commit's full id.
+pub fn fetch(
+    git: &Program,
+    url: &str,
+    reference: Option<&str>,
+    dir: &Path,
+) -> Result<String, SourceError> {
     if let Some(reference) = reference
         && (reference.starts_with('-') || reference.trim().is_empty())
     {
@@ -27,30 +42,26 @@ pub fn fetch(url: &str, reference: Option<&str>, dir: &Path) -> Result<String, S
             "`{reference}` is not a branch, tag or commit"
         )));
     }
-    run(
-        url,
-        None,
-        [OsStr::new("init"), OsStr::new("--quiet"), dir.as_os_str()],
-    )?;
+    std::fs::create_dir_all(dir).map_err(|source| SourceError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let run = |args: &[&str]| run(git, url, dir, args);
+    run(&["init", "--quiet"])?;
     let wanted = reference.unwrap_or("HEAD");
-    run(
+    run(&[
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "--quiet",
+        "--depth",
+        "1",
+        "--no-tags",
+        "--no-recurse-submodules",
+        "--",
         url,
-        Some(dir),
-        [
-            "-c",
-            "protocol.version=2",
-            "fetch",
-            "--quiet",
-            "--depth",
-            "1",
-            "--no-tags",
-            "--no-recurse-submodules",
-            "--",
-            url,
-            wanted,
-        ]
-        .map(OsStr::new),
-    )
+        wanted,
+    ])
     .map_err(|err| match (err, reference) {
         (SourceError::Git { url, message, .. }, Some(reference)) => SourceError::Git {
             hint: missing_ref_hint(&message, reference),
@@ -59,23 +70,14 @@ pub fn fetch(url: &str, reference: Option<&str>, dir: &Path) -> Result<String, S
         },
         (err, _) => err,
     })?;
-    let commit = run(
-        url,
-        Some(dir),
-        ["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"].map(OsStr::new),
-    )?;
-    run(
-        url,
-        Some(dir),
-        [
-            "-c",
-            "advice.detachedHead=false",
-            "checkout",
-            "--quiet",
-            "FETCH_HEAD",
-        ]
-        .map(OsStr::new),
-    )?;
+    let commit = run(&["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"])?;
+    run(&[
+        "-c",
+        "advice.detachedHead=false",
+        "checkout",
+        "--quiet",
+        "FETCH_HEAD",
+    ])?;
     let commit = commit.trim().to_owned();
     if commit.len() < 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(SourceError::Git {
@@ -102,19 +104,16 @@ fn missing_ref_hint(message: &str, reference: &str) -> String {
     String::new()
 }
 
-/// Runs git with `args` (in `dir` when given) and returns its stdout; a
-/// failure is an error naming `url` and git's own message.
-fn run<'a>(
-    url: &str,
-    dir: Option<&Path>,
-    args: impl IntoIterator<Item = &'a OsStr>,
-) -> Result<String, SourceError> {
-    let mut command = Command::new(GIT);
-    if let Some(dir) = dir {
-        command.arg("-C").arg(dir);
-    }
+/// Runs git with `args` in `dir` and returns its stdout; a failure is an
+/// error naming `url` and git's own message.
+fn run(git: &Program, url: &str, dir: &Path, args: &[&str]) -> Result<String, SourceError> {
+    let mut command = git.command(args).map_err(|err| SourceError::Git {
+        url: url.to_owned(),
+        message: format!("cannot run git: {err}"),
+        hint: String::new(),
+    })?;
     command
-        .args(args)
+        .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
         // Git Credential Manager asks in a window unless told not to.
         .env("GCM_INTERACTIVE", "never")

@@ -28,9 +28,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, Env};
 use crate::exit_codes::ExitCode;
 use crate::installed::{self, Lock, LockError, Locked, LockedSkill, Paths, Record};
+use crate::program::SearchEnv;
 use crate::roots::SourceKind;
 use crate::text::plural;
 
@@ -129,16 +130,19 @@ pub struct Context {
     pub max_file_bytes: u64,
     /// Where relative paths of a local checkout start.
     pub cwd: PathBuf,
+    /// Where `git` is looked for.
+    pub search: SearchEnv,
 }
 
 impl Context {
     /// The context for `config`; an error when the user's folders are
     /// unknown.
-    pub fn new(config: &Config, cwd: PathBuf) -> Result<Context, SourceError> {
+    pub fn new(config: &Config, env: &Env) -> Result<Context, SourceError> {
         Ok(Context {
             paths: Paths::of(&config.folders).ok_or(SourceError::NoFolders)?,
             max_file_bytes: config.max_file_bytes,
-            cwd,
+            cwd: env.cwd.clone(),
+            search: SearchEnv::from_env(env),
         })
     }
 }
