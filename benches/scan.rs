@@ -18,6 +18,7 @@ use divan::{Bencher, black_box};
 use skillserve::answer;
 use skillserve::config::{Config, DEFAULT_MAX_FILE_BYTES, MAX_QUERY_CHARS};
 use skillserve::parse::Parsed;
+use skillserve::profiles::View;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
 use skillserve::roots::{Layout, Root, Source};
@@ -112,13 +113,14 @@ mod resolve_10k {
     const N: usize = 10_000;
 
     /// A name from the middle of the display order.
-    fn existing(snapshot: &Snapshot) -> String {
-        snapshot.skills()[snapshot.skills().len() / 2].name.clone()
+    fn existing(view: &View) -> String {
+        let skills = view.snapshot().skills();
+        skills[skills.len() / 2].name.clone()
     }
 
     #[divan::bench]
     fn exact(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = existing(snapshot);
         assert!(matches!(
             resolve::resolve(snapshot, &name),
@@ -129,7 +131,7 @@ mod resolve_10k {
 
     #[divan::bench]
     fn other_case(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = other_case_of(&existing(snapshot));
         assert!(matches!(
             resolve::resolve(snapshot, &name),
@@ -140,7 +142,7 @@ mod resolve_10k {
 
     #[divan::bench]
     fn miss(bencher: Bencher) {
-        let snapshot = snapshot(N);
+        let snapshot = view(N);
         let name = "no-such-skill-anywhere";
         assert!(matches!(
             resolve::resolve(snapshot, name),
@@ -164,6 +166,98 @@ mod resolve_10k {
     }
 }
 
+// ----------------------------------------------------------------- profiles
+
+/// What client profiles add to a call (behaviour.md §17.5): finding the
+/// client's key from its name, once per request, and resolving a name in a
+/// view that filters (one bit per skill) against one that does not.
+mod profiles_10k {
+    use super::*;
+    use skillserve::config::{Env, Flags, file, settings};
+    use skillserve::profiles::{Key, Profiles};
+
+    const N: usize = 10_000;
+
+    /// Three profiles; the first matches `bench-client` and disables one
+    /// skill, so its view filters.
+    fn profiles() -> &'static (Profiles, Key) {
+        static PROFILES: OnceLock<(Profiles, Key)> = OnceLock::new();
+        PROFILES.get_or_init(|| {
+            let hidden = &snapshot(N).skills()[0].name;
+            let text = format!(
+                "[clients.\"bench-client\"]\ndisabled = [\"{hidden}\"]\n\
+                 [clients.\"cursor*\"]\nexclude = [\"a*\"]\n[clients.codex]\ninclude = [\"*-*\"]\n"
+            );
+            let env = Env {
+                cwd: std::env::temp_dir(),
+                ..Env::default()
+            };
+            let parsed = file::parse(&text, Path::new("/bench/config.toml"), &env).unwrap();
+            let flags = Flags {
+                skills_dirs: vec![corpus(N).to_string_lossy().into_owned()],
+                no_project: true,
+                no_user: true,
+                no_plugins: true,
+                ..Flags::default()
+            };
+            let settings = settings::resolve(&flags, &env, None, Some(&parsed)).unwrap();
+            let profiles = Profiles::new(&settings);
+            let key = profiles.key(Some("bench-client"));
+            (profiles, key)
+        })
+    }
+
+    /// The filtered view of `bench-client`, computed once.
+    fn filtered() -> &'static View {
+        static VIEW: OnceLock<View> = OnceLock::new();
+        VIEW.get_or_init(|| {
+            let (profiles, key) = profiles();
+            let snapshot = Arc::new(snapshot::load(
+                &config_for(corpus(N)),
+                &mut Cache::default(),
+                None,
+            ));
+            profiles.view(&snapshot, *key)
+        })
+    }
+
+    #[divan::bench(args = ["bench-client", "claude-code", "Visual Studio Code - Insiders", "unknown-client"])]
+    fn key(bencher: Bencher, client: &str) {
+        let (profiles, _) = profiles();
+        bencher.bench(|| profiles.key(black_box(Some(client))));
+    }
+
+    #[divan::bench]
+    fn resolve_unfiltered(bencher: Bencher) {
+        let view = view(N);
+        let name = view.snapshot().skills()[N / 2].name.clone();
+        bencher.bench(|| resolve::resolve(view, black_box(&name)));
+    }
+
+    #[divan::bench]
+    fn resolve_filtered(bencher: Bencher) {
+        let view = filtered();
+        let name = view.snapshot().skills()[N / 2].name.clone();
+        assert!(matches!(
+            resolve::resolve(view, &name),
+            Resolution::Found(_)
+        ));
+        bencher.bench(|| resolve::resolve(view, black_box(&name)));
+    }
+
+    /// Computing a view: once per snapshot and client, on a blocking thread.
+    #[divan::bench(sample_count = 20)]
+    fn compute_view(bencher: Bencher) {
+        let (profiles, key) = profiles();
+        let snapshot = Arc::new(snapshot::load(
+            &config_for(corpus(N)),
+            &mut Cache::default(),
+            None,
+        ));
+        bencher.bench(|| profiles.view(&snapshot, black_box(*key)));
+    }
+}
+
 // ------------------------------------------------------------------- search
 
 /// The answer to a miss (behaviour.md §14): the search and its text, as a
@@ -182,8 +276,8 @@ mod miss {
 
     const QUERIES: [&str; 4] = ["typo", "words", "common", "misspelt"];
 
-    fn bench_miss(bencher: Bencher, snapshot: &Snapshot, kind: &str) {
-        let query = query(snapshot, kind);
+    fn bench_miss(bencher: Bencher, snapshot: &View, kind: &str) {
+        let query = query(snapshot.snapshot(), kind);
         assert!(query.chars().count() <= MAX_QUERY_CHARS);
         let answer = answer::not_found(snapshot, &query, None);
         assert!(answer.text().starts_with("Skill '"));
@@ -192,12 +286,12 @@ mod miss {
 
     #[divan::bench(args = QUERIES)]
     fn at_1000(bencher: Bencher, kind: &str) {
-        bench_miss(bencher, snapshot(1_000), kind);
+        bench_miss(bencher, view(1_000), kind);
     }
 
     #[divan::bench(args = QUERIES)]
     fn at_10000(bencher: Bencher, kind: &str) {
-        bench_miss(bencher, snapshot(10_000), kind);
+        bench_miss(bencher, view(10_000), kind);
     }
 
     #[divan::bench(args = QUERIES, sample_count = 30)]
@@ -271,7 +365,7 @@ fn search_index(bencher: Bencher, n: usize) {
     let snapshot = snapshot(n);
     bencher
         .counter(ItemsCount::new(n))
-        .bench(|| SearchIndex::build(black_box(snapshot.skills())));
+        .bench(|| SearchIndex::build(black_box(snapshot.candidates())));
 }
 
 // ----------------------------------------------------------------- rendering
@@ -280,7 +374,7 @@ fn search_index(bencher: Bencher, n: usize) {
 #[divan::bench(args = [1_000, 10_000])]
 fn tool_description(bencher: Bencher, n: usize) {
     let snapshot = snapshot(n);
-    bencher.bench(|| render::tool_description(black_box(snapshot.skills()), BUDGET));
+    bencher.bench(|| render::tool_description(black_box(snapshot.skills()).iter(), BUDGET));
 }
 
 // ------------------------------------------------------------------ fixtures
@@ -302,15 +396,21 @@ fn config_for(corpus: PathBuf) -> Config {
 
 /// A snapshot of the corpus of `n` skills, loaded once per process.
 fn snapshot(n: usize) -> &'static Snapshot {
-    static SNAPSHOTS: Mutex<Option<HashMap<usize, &'static Snapshot>>> = Mutex::new(None);
-    let mut snapshots = SNAPSHOTS.lock().unwrap();
-    snapshots
+    view(n).snapshot()
+}
+
+/// The view of every skill of the corpus of `n` skills (a client no
+/// setting concerns), loaded once per process.
+fn view(n: usize) -> &'static View {
+    static VIEWS: Mutex<Option<HashMap<usize, &'static View>>> = Mutex::new(None);
+    let mut views = VIEWS.lock().unwrap();
+    views
         .get_or_insert_with(HashMap::new)
         .entry(n)
         .or_insert_with(|| {
             let snapshot = snapshot::load(&config_for(corpus(n)), &mut Cache::default(), None);
             assert_eq!(snapshot.skills().len(), n);
-            Box::leak(Box::new(snapshot))
+            Box::leak(Box::new(View::unfiltered(Arc::new(snapshot), BUDGET)))
         })
 }
 
@@ -318,8 +418,8 @@ fn snapshot(n: usize) -> &'static Snapshot {
 /// with its own names (`-copy1` … appended) and the same descriptions, so
 /// that every word's postings are ten times as long. Nothing on disk: 100,000
 /// generated skills would be 820 MB.
-fn snapshot_100k() -> &'static Snapshot {
-    static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();
+fn snapshot_100k() -> &'static View {
+    static SNAPSHOT: OnceLock<View> = OnceLock::new();
     SNAPSHOT.get_or_init(|| {
         let base = snapshot(10_000);
         let root = Root::new(corpus(10_000), Source::Custom, Layout::Folders);
@@ -344,7 +444,7 @@ fn snapshot_100k() -> &'static Snapshot {
         };
         let snapshot = Snapshot::build(vec![root], scan, None);
         assert_eq!(snapshot.skills().len(), 100_000);
-        snapshot
+        View::unfiltered(Arc::new(snapshot), BUDGET)
     })
 }
 

@@ -1,8 +1,8 @@
-//! What a `skill` call returns, decided on one snapshot (behaviour.md §5.2,
-//! §5.3, §9, §14). The server and `skillserve show` both call [`lookup`] (or
-//! [`lookup_file`]) and, on a miss, [`not_found`] ([`answer`] and
-//! [`answer_file`] are both), so the CLI prints exactly what a client
-//! receives. Rescanning on a miss, and where the search runs, are the
+//! What a `skill` call returns, decided on one client's view of one
+//! snapshot (behaviour.md §5.2, §5.3, §9, §14, §17). The server and
+//! `skillserve show` both call [`lookup`] (or [`lookup_file`]) and, on a
+//! miss, [`not_found`] ([`answer`] and [`answer_file`] are both), so the CLI
+//! prints exactly what a client receives. Rescanning on a miss, and where the search runs, are the
 //! server's business; this module does blocking I/O and nothing else.
 
 use std::sync::Arc;
@@ -15,11 +15,11 @@ use crate::gate::{FileError, Gate, Kind, Target};
 use crate::listing;
 use crate::mime::Content;
 use crate::parse;
+use crate::profiles::View;
 use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
 use crate::uri;
 
 /// What a `skill` call with some name returns.
@@ -95,34 +95,24 @@ impl Answer {
     }
 }
 
-/// Resolves `name` in `snapshot`, reads the skill's file through `contents`,
+/// Resolves `name` in `view`, reads the skill's file through `contents`,
 /// lists its other files through `files`, and searches on a miss:
 /// [`lookup`], then [`not_found`].
-pub fn answer(
-    snapshot: &Snapshot,
-    name: &str,
-    contents: &Contents,
-    files: &Files,
-    base: Base,
-) -> Answer {
-    match lookup(snapshot, name, contents, files, base) {
+pub fn answer(view: &View, name: &str, contents: &Contents, files: &Files, base: Base) -> Answer {
+    match lookup(view, name, contents, files, base) {
         Lookup::Answer(answer) => answer,
-        Lookup::Miss { vanished } => not_found(snapshot, name, vanished.as_deref()),
+        Lookup::Miss { vanished } => not_found(view, name, vanished.as_deref()),
     }
 }
 
-/// Resolves `name` in `snapshot`, reads the skill's file through `contents`
-/// and lists its other files through `files`; cheap whatever the name, since
-/// a name over [`MAX_QUERY_CHARS`] characters is refused before it is looked
-/// at. `base` says how the answer names the skill's folder.
-pub fn lookup(
-    snapshot: &Snapshot,
-    name: &str,
-    contents: &Contents,
-    files: &Files,
-    base: Base,
-) -> Lookup {
-    let skill = match find(snapshot, name, base) {
+/// Resolves `name` among the skills `view` shows, reads the skill's file
+/// through `contents` and lists its other files through `files`; cheap
+/// whatever the name, since a name over [`MAX_QUERY_CHARS`] characters is
+/// refused before it is looked at. A skill the view leaves out is a miss,
+/// like a name no skill has. `base` says how the answer names the skill's
+/// folder.
+pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base: Base) -> Lookup {
+    let skill = match find(view, name, base) {
         Ok(skill) => skill,
         Err(lookup) => return lookup,
     };
@@ -183,32 +173,24 @@ impl FileAnswer {
 }
 
 /// [`lookup_file`], then [`not_found`] on a miss.
-pub fn answer_file(
-    snapshot: &Snapshot,
-    name: &str,
-    file: &str,
-    files: &Files,
-    base: Base,
-) -> FileAnswer {
-    match lookup_file(snapshot, name, file, files, base) {
+pub fn answer_file(view: &View, name: &str, file: &str, files: &Files, base: Base) -> FileAnswer {
+    match lookup_file(view, name, file, files, base) {
         Lookup::Answer(answer) => answer,
-        Lookup::Miss { vanished } => {
-            FileAnswer::Skill(not_found(snapshot, name, vanished.as_deref()))
-        }
+        Lookup::Miss { vanished } => FileAnswer::Skill(not_found(view, name, vanished.as_deref())),
     }
 }
 
-/// Resolves `name` in `snapshot`, then `file` inside that skill's folder
+/// Resolves `name` in `view`, then `file` inside that skill's folder
 /// (behaviour.md §9), and reads it or lists it through `files`. A name that
 /// finds no skill is a miss, as for [`lookup`].
 pub fn lookup_file(
-    snapshot: &Snapshot,
+    view: &View,
     name: &str,
     file: &str,
     files: &Files,
     base: Base,
 ) -> Lookup<FileAnswer> {
-    let skill = match find(snapshot, name, base) {
+    let skill = match find(view, name, base) {
         Ok(skill) => skill,
         Err(Lookup::Answer(answer)) => return Lookup::Answer(FileAnswer::Skill(answer)),
         Err(Lookup::Miss { vanished }) => return Lookup::Miss { vanished },
@@ -282,14 +264,14 @@ pub fn target(skill: &Skill, file: &str) -> Result<Target, FileError> {
 
 /// The skill `name` resolves to, or what to answer instead: a name too long
 /// to look up, an ambiguous or broken name, or a miss.
-fn find<'a>(snapshot: &'a Snapshot, name: &str, base: Base) -> Result<&'a Skill, Lookup> {
+fn find<'a>(view: &'a View, name: &str, base: Base) -> Result<&'a Skill, Lookup> {
     if name.chars().nth(MAX_QUERY_CHARS).is_some() {
         return Err(Lookup::Answer(Answer::Invalid(render::name_too_long())));
     }
-    let answer = match resolve::resolve(snapshot, name) {
+    let answer = match resolve::resolve(view, name) {
         Resolution::Found(skill) => return Ok(skill),
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => match snapshot.failed(&name.trim().to_lowercase()) {
+        Resolution::NotFound => match view.failed(&name.trim().to_lowercase()) {
             Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic, base)),
             None => return Err(Lookup::Miss { vanished: None }),
         },
@@ -326,15 +308,15 @@ fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
     Ok(text)
 }
 
-/// "Not found" with the skills that match `name` best (behaviour.md §14);
-/// `vanished` names the skill whose file is gone (it is not listed). At most
-/// a few milliseconds, but proportional to the number of skills: the server
-/// runs it on a blocking thread.
-pub fn not_found(snapshot: &Snapshot, name: &str, vanished: Option<&str>) -> Answer {
-    let mut matches = snapshot.search(name, MAX_MATCHES + 1);
+/// "Not found" with the shown skills that match `name` best (behaviour.md
+/// §14); `vanished` names the skill whose file is gone (it is not listed).
+/// At most a few milliseconds, but proportional to the number of skills:
+/// the server runs it on a blocking thread.
+pub fn not_found(view: &View, name: &str, vanished: Option<&str>) -> Answer {
+    let mut matches = view.search(name, MAX_MATCHES + 1);
     matches.retain(|s| Some(s.name.as_str()) != vanished);
     matches.truncate(MAX_MATCHES);
-    let total = snapshot.skills().len() - usize::from(vanished.is_some());
+    let total = view.len() - usize::from(vanished.is_some());
     Answer::NotFound {
         text: render::not_found(name, &matches, total),
         vanished: vanished.is_some(),

@@ -1,26 +1,22 @@
 //! The command line: flags and environment variables, turned into a
 //! [`Config`] (behaviour.md §8). Nothing else in the crate sees `clap` types.
 
-use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
+use crate::config::settings::{self, expand_path};
 use crate::config::{
-    Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_HTTP_ADDR, DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_REFRESH_SECS, DEFAULT_SESSION_IDLE_SECS, Env, HttpOptions,
-    MIN_DESCRIPTION_BUDGET, OAuth, ServeOptions, absolute,
+    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, Env, Flags,
+    HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings, SettingsError,
 };
-use crate::folders::Folders;
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
 use crate::program::SearchEnv;
 use crate::sources::{AddOptions, UpdateOptions};
 
-/// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
-const MAX_REFRESH_SECS: u64 = 86_400;
 /// A day, for `--timeout` of `import` and `invoke`: a call may take long.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
 
@@ -36,7 +32,8 @@ Code plugins. skillserve gives them all of those through one tool, `skill`.
 Configure it in your client as:  {\"command\": \"skillserve\"}
 
 Without a command it runs the MCP server on stdin/stdout. `list`, `show` and
-`check` let you see what the server would serve, and why.";
+`check` let you see what the server would serve, and why; `config` shows the
+settings in use and where each came from (flags, environment, config.toml).";
 
 const AFTER_HELP: &str = "\
 Where skills are looked for, highest precedence first:
@@ -51,8 +48,15 @@ Where skills are looked for, highest precedence first:
   4. skills installed with `skillserve add` (see `skillserve sources`)
   5. skills of enabled Claude Code plugins
 
+Settings: flags win over environment variables, which win over config.toml
+(~/.config/skillserve/config.toml, %APPDATA%\\skillserve\\config.toml on Windows;
+--config or SKILLSERVE_CONFIG name another). `skillserve config` shows them.
+
 Examples:
   skillserve list                     what the server would offer here
+  skillserve list --client cursor-vscode
+                                      what Cursor would be offered (it loads some folders itself)
+  skillserve disable pdf-old          hide a skill from every client (edits config.toml)
   skillserve show pdf                 exactly what a `skill` call with \"pdf\" returns
   skillserve show pdf references/forms.md
                                       the same for one of the skill's files
@@ -90,7 +94,7 @@ pub struct Cli {
     pub serve: ServeArgs,
 
     /// A serve flag given with another command (`--no-watch list`), found
-    /// by [`Cli::read`] and refused by [`Cli::serve_options`].
+    /// by [`Cli::read`] and refused by [`Cli::settings`].
     #[arg(skip)]
     misplaced_serve_flag: Option<(String, &'static str)>,
 }
@@ -104,13 +108,19 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long, conflicts_with = "description")]
         json: bool,
-        /// Also list skills hidden by a same-named skill of higher precedence.
+        /// Also list skills hidden by a same-named skill of higher precedence,
+        /// by config.toml's filters or because the client loads them itself,
+        /// with the reason.
         #[arg(long, conflicts_with = "description")]
         all: bool,
         /// Print the `skill` tool's description exactly as a client receives
         /// it (in the budget of --description-budget).
         #[arg(long)]
         description: bool,
+        /// What the client that calls itself NAME (its `clientInfo.name`,
+        /// e.g. claude-code, codex-mcp-client, cursor-vscode) would see.
+        #[arg(long, value_name = "NAME")]
+        client: Option<String>,
     },
     /// Print exactly what a `skill` call with NAME (and FILE) returns (exit 1 on error).
     Show {
@@ -118,7 +128,18 @@ pub enum Command {
         name: String,
         /// A file inside the skill's folder (e.g. references/forms.md); a folder lists its files.
         file: Option<String>,
+        /// Answer as to the client that calls itself CLIENT.
+        #[arg(long, value_name = "CLIENT")]
+        client: Option<String>,
     },
+    /// Print the settings in use and where each came from, and skillserve's folders
+    /// (server options given here show what they would change).
+    Config,
+    /// Hide the skill NAME from every client (or from --client GLOB's): adds it to
+    /// `disabled` in config.toml, keeping the file's comments.
+    Disable(ToggleArgs),
+    /// Serve the skill NAME again: removes it from `disabled` in config.toml.
+    Enable(ToggleArgs),
     /// Report broken files, shadowed names and other problems (exit 1 on errors).
     Check {
         /// Print JSON instead of text.
@@ -179,7 +200,7 @@ impl TokenCommand {
     pub fn file(&self, env: &Env, config: &Config) -> Result<PathBuf, UsageError> {
         let TokenCommand::New { file, .. } = self;
         match file {
-            Some(file) => expand_path("--file", file, env),
+            Some(file) => Ok(expand_path("--file", file, env, &env.cwd)?),
             None => config
                 .folders
                 .config
@@ -197,6 +218,9 @@ impl Command {
             Command::List { .. } => Some("list"),
             Command::Show { .. } => Some("show"),
             Command::Check { .. } => Some("check"),
+            Command::Config => Some("config"),
+            Command::Disable(_) => Some("disable"),
+            Command::Enable(_) => Some("enable"),
             Command::Import(_) => Some("import"),
             Command::Invoke(_) => Some("invoke"),
             Command::Add(_) => Some("add"),
@@ -209,9 +233,25 @@ impl Command {
     }
 }
 
+/// The arguments of `disable` and `enable`.
+#[derive(Debug, Args)]
+pub struct ToggleArgs {
+    /// The skill's full name, as `skillserve list` shows it.
+    pub name: String,
+    /// Edit the profile `[clients."GLOB"]` (created if needed) instead of the
+    /// settings for every client.
+    #[arg(long, value_name = "GLOB")]
+    pub client: Option<String>,
+}
+
 /// Options every command understands.
 #[derive(Debug, Args)]
 pub struct SharedArgs {
+    /// Read settings from FILE [default: $SKILLSERVE_CONFIG, else config.toml in
+    /// skillserve's config folder]; a file named here must exist.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<String>,
+
     /// Also serve skills from DIR, before all others (repeatable; `~` and $VAR expand).
     #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<String>,
@@ -232,12 +272,13 @@ pub struct SharedArgs {
     #[arg(long, global = true)]
     pub no_plugins: bool,
 
-    /// Skip SKILL.md files larger than N bytes (and show no other skill file larger than N).
-    #[arg(long, value_name = "N", global = true, default_value_t = DEFAULT_MAX_FILE_BYTES)]
-    pub max_file_bytes: u64,
+    /// Skip SKILL.md files larger than N bytes (and show no other skill file larger than N) [default: 1048576].
+    #[arg(long, value_name = "N", global = true)]
+    pub max_file_bytes: Option<u64>,
 
     /// Log level (error, warn, info, debug, trace) or a filter like `skillserve=debug`
-    /// [default: $SKILLSERVE_LOG, else info for the server and warn for commands].
+    /// [default: $SKILLSERVE_LOG, else log_level of config.toml, else info for the
+    /// server and warn for commands].
     #[arg(long, value_name = "LEVEL", global = true)]
     pub log_level: Option<String>,
 }
@@ -512,7 +553,7 @@ impl UpdateArgs {
 
 /// Expands `~` and `$VAR` in the path of a command's argument, made absolute.
 pub fn command_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
-    expand_path(what, value, env)
+    Ok(expand_path(what, value, env, &env.cwd)?)
 }
 
 /// Options of `invoke`.
@@ -545,8 +586,8 @@ impl ImportArgs {
     /// The options of `import`: paths expanded and absolute.
     pub fn options(&self, env: &Env) -> Result<ImportOptions, UsageError> {
         Ok(ImportOptions {
-            settings: expand_path("--mcp-settings", &self.mcp_settings, env)?,
-            output_dir: expand_path("--output-dir", &self.output_dir, env)?,
+            settings: expand_path("--mcp-settings", &self.mcp_settings, env, &env.cwd)?,
+            output_dir: expand_path("--output-dir", &self.output_dir, env, &env.cwd)?,
             force_refresh: self.force_refresh,
             timeout: Duration::from_secs(self.timeout),
             vars: env.vars.clone(),
@@ -559,7 +600,7 @@ impl InvokeArgs {
     /// The options of `invoke`: the settings path expanded and absolute.
     pub fn options(&self, env: &Env) -> Result<InvokeOptions, UsageError> {
         Ok(InvokeOptions {
-            settings: expand_path("--mcp-settings", &self.mcp_settings, env)?,
+            settings: expand_path("--mcp-settings", &self.mcp_settings, env, &env.cwd)?,
             server: self.server.clone(),
             tool: self.tool.clone(),
             arguments: self.json_args.clone().unwrap_or_default(),
@@ -574,25 +615,6 @@ impl InvokeArgs {
 /// A problem with the command line that stops start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
-    #[error("{what} `{value}`: environment variable {var} is not set")]
-    UnsetVariable {
-        what: &'static str,
-        value: String,
-        var: String,
-    },
-    #[error("{what} `{}` is not a directory", path.display())]
-    NotADirectory { what: &'static str, path: PathBuf },
-    #[error("--description-budget must be at least {MIN_DESCRIPTION_BUDGET} characters, got {0}")]
-    BudgetTooSmall(usize),
-    #[error("{what} is empty; give a folder")]
-    EmptyPath { what: &'static str },
-    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
-    NoHome {
-        what: &'static str,
-        value: String,
-        /// Why, e.g. "HOME is not set".
-        why: String,
-    },
     #[error("{flag} only applies to the server, not to `{command}`")]
     ServeFlagWithCommand { flag: String, command: &'static str },
     #[error(
@@ -601,6 +623,8 @@ pub enum UsageError {
     LogLevel { what: &'static str, value: String },
     #[error("invalid log filter `{value}`: {reason}")]
     LogFilter { value: String, reason: String },
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
     #[error("{0} only applies with --http")]
     NeedsHttp(&'static str),
     #[error(
@@ -623,25 +647,10 @@ pub enum UsageError {
     TokenFile(#[from] crate::tokens::TokenError),
 }
 
-/// `--description-budget` (the default when not given), refused under
-/// [`MIN_DESCRIPTION_BUDGET`].
-fn checked_budget(given: Option<usize>) -> Result<usize, UsageError> {
-    let budget = given.unwrap_or(DEFAULT_DESCRIPTION_BUDGET);
-    if budget < MIN_DESCRIPTION_BUDGET {
-        return Err(UsageError::BudgetTooSmall(budget));
-    }
-    Ok(budget)
-}
-
 impl Cli {
-    /// The budget of `list --description`.
-    pub fn listed_description_budget(&self) -> Result<usize, UsageError> {
-        checked_budget(self.serve.description_budget)
-    }
-
     /// Parses `args` (the first is the program name); clap prints help,
     /// the version or a usage error and exits. Serve flags given with
-    /// another command are noted for [`Cli::serve_options`] to refuse: which
+    /// another command are noted for [`Cli::settings`] to refuse: which
     /// flags those are comes from [`ServeArgs`] itself, so a new flag needs
     /// no other edit.
     pub fn read<I, T>(args: I) -> Cli
@@ -660,7 +669,11 @@ impl Cli {
     {
         let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve) {
+        // `config` shows what serve flags would change, so it takes them.
+        let shows_settings = matches!(cli.command, Some(Command::Config));
+        if let Some(command) = cli.command.as_ref().and_then(Command::name_if_not_serve)
+            && !shows_settings
+        {
             let serve_flags = ServeArgs::augment_args(clap::Command::new("serve"));
             let renders_description = matches!(
                 cli.command,
@@ -682,42 +695,61 @@ impl Cli {
         Ok(cli)
     }
 
-    /// The server options.
-    pub fn serve_options(&self) -> Result<ServeOptions, UsageError> {
+    /// What the command line said, for merging with the environment and
+    /// the settings file.
+    pub fn flags(&self) -> Flags {
+        let (shared, serve) = (&self.shared, &self.serve);
+        Flags {
+            config: shared.config.clone(),
+            skills_dirs: shared.skills_dirs.clone(),
+            serve_folders: match &self.command {
+                Some(Command::Serve(serve)) => serve.folders.clone(),
+                _ => Vec::new(),
+            },
+            project_dir: shared.project_dir.clone(),
+            no_project: shared.no_project,
+            no_user: shared.no_user,
+            no_plugins: shared.no_plugins,
+            max_file_bytes: shared.max_file_bytes,
+            log_level: shared.log_level.clone(),
+            refresh_interval: serve.refresh_interval,
+            no_watch: serve.no_watch,
+            description_budget: serve.description_budget,
+            no_prompts: serve.no_prompts,
+            no_resources: serve.no_resources,
+            http: serve.http.is_some(),
+        }
+    }
+
+    /// The settings: flags, then the environment, then the settings file.
+    /// A serve flag given with another command is refused here.
+    pub fn settings(&self, env: &Env) -> Result<Settings, UsageError> {
         if let Some((flag, command)) = &self.misplaced_serve_flag {
             return Err(UsageError::ServeFlagWithCommand {
                 flag: flag.clone(),
                 command,
             });
         }
-        let serve = &self.serve;
-        let interval = serve.refresh_interval.unwrap_or(DEFAULT_REFRESH_SECS);
-        Ok(ServeOptions {
-            description_budget: checked_budget(serve.description_budget)?,
-            refresh_interval: (interval > 0).then(|| Duration::from_secs(interval)),
-            watch: !serve.no_watch,
-            prompts: !serve.no_prompts,
-            resources: !serve.no_resources,
-            http: None,
-        })
+        let mut settings = settings::load(&self.flags(), env)?;
+        settings.serve.http = self.http_options(env)?;
+        Ok(settings)
     }
 
-    /// The server options with `--http`'s, paths expanded against `env`.
-    /// A non-loopback address without authentication is refused unless
-    /// `--insecure-no-auth`.
-    pub fn serve_options_with_http(&self, env: &Env) -> Result<ServeOptions, UsageError> {
-        let mut options = self.serve_options()?;
+    /// `--http`'s options, paths expanded against `env` (`None` without
+    /// `--http`). A non-loopback address without authentication is refused
+    /// unless `--insecure-no-auth`.
+    fn http_options(&self, env: &Env) -> Result<Option<HttpOptions>, UsageError> {
         let serve = &self.serve;
         let Some(addr) = &serve.http else {
             return match http_only_flag(serve) {
                 Some(flag) => Err(UsageError::NeedsHttp(flag)),
-                None => Ok(options),
+                None => Ok(None),
             };
         };
         let addr = parse_addr(addr)?;
         let tokens = match &serve.auth_tokens {
             Some(file) => {
-                let path = expand_path("--auth-tokens", file, env)?;
+                let path = expand_path("--auth-tokens", file, env, &env.cwd)?;
                 // Read once here, so that a bad file stops start-up.
                 crate::tokens::TokenFile::read(&path)?;
                 Some(path)
@@ -755,24 +787,33 @@ impl Cli {
         if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
             return Err(UsageError::NoAuth(addr));
         }
-        options.http = Some(http);
-        Ok(options)
+        Ok(Some(http))
     }
 
     /// The `tracing` filter for the log: `--log-level` (a bare level applies
-    /// to skillserve, dependencies stay at `warn`), else `SKILLSERVE_LOG`, else
-    /// `info` for skillserve in the server and `warn` for commands.
-    pub fn log_filter(&self, env: &Env) -> Result<Targets, UsageError> {
-        if let Some(value) = &self.shared.log_level {
-            if let Some(level) = log_level(value) {
+    /// to skillserve, dependencies stay at `warn`), else `SKILLSERVE_LOG`,
+    /// else `log_level` of the settings file (`file_level`), else `info` for
+    /// skillserve in the server and `warn` for commands.
+    pub fn log_filter(
+        &self,
+        env: &Env,
+        file_level: Option<&(String, Origin)>,
+    ) -> Result<Targets, UsageError> {
+        let given = match (&self.shared.log_level, &env.log_filter, file_level) {
+            (Some(value), _, _) => Some(("--log-level", value)),
+            (None, Some(filter), _) => Some(("SKILLSERVE_LOG", filter)),
+            (None, None, Some((level, _))) => Some(("log_level", level)),
+            (None, None, None) => None,
+        };
+        if let Some((what, value)) = given {
+            if what != "SKILLSERVE_LOG"
+                && let Some(level) = log_level(value)
+            {
                 return Ok(Targets::new()
                     .with_default(LevelFilter::WARN)
                     .with_target("skillserve", level));
             }
-            return parse_filter("--log-level", value);
-        }
-        if let Some(filter) = &env.log_filter {
-            return parse_filter("SKILLSERVE_LOG", filter);
+            return parse_filter(what, value);
         }
         let serving = matches!(self.command, None | Some(Command::Serve(_)));
         let quiet = Targets::new().with_default(LevelFilter::WARN);
@@ -781,92 +822,6 @@ impl Cli {
         } else {
             quiet
         })
-    }
-
-    /// The configuration, plus warnings worth logging (e.g. no home directory).
-    pub fn config(&self, env: &Env) -> Result<(Config, Vec<String>), UsageError> {
-        let args = &self.shared;
-        let mut warnings = Vec::new();
-        let user = !args.no_user;
-        if env.home.dir.is_none() && user {
-            warnings.push(format!(
-                "{}, so skills in your home folders (~/.claude/skills, ...) are not served",
-                env.home.why_none()
-            ));
-        }
-        let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
-            var.as_deref()
-                .map(|dir| absolute(dir.as_ref(), &env.cwd))
-                .or_else(|| env.home.dir.as_ref().map(|home| home.join(default)))
-        };
-        let config = Config {
-            custom_dirs: self.custom_dirs(env)?,
-            project_dir: self.project_dir(env)?,
-            home: env.home.dir.clone(),
-            user,
-            claude_config_dir: under_home(&env.claude_config_dir, ".claude"),
-            codex_home: under_home(&env.codex_home, ".codex"),
-            plugins: !args.no_plugins,
-            max_file_bytes: args.max_file_bytes,
-            folders: Folders::of(env.home.dir.as_deref(), |name| {
-                env.vars.get(name).filter(|v| !v.is_empty())
-            }),
-        };
-        Ok((config, warnings))
-    }
-
-    /// `--skills-dir`, the folders after `serve`, then `SKILLSERVE_SKILLS_DIRS`,
-    /// expanded; one that exists but is not a folder stops start-up.
-    fn custom_dirs(&self, env: &Env) -> Result<Vec<PathBuf>, UsageError> {
-        let mut dirs = Vec::new();
-        for dir in &self.shared.skills_dirs {
-            dirs.push(expand_path("--skills-dir", dir, env)?);
-        }
-        if let Some(Command::Serve(serve)) = &self.command {
-            for dir in &serve.folders {
-                dirs.push(expand_path("skills folder", dir, env)?);
-            }
-        }
-        if let Some(list) = &env.skills_dirs {
-            for entry in std::env::split_paths(list) {
-                if entry.as_os_str().is_empty() {
-                    continue;
-                }
-                let entry = entry.to_string_lossy().into_owned();
-                dirs.push(expand_path("SKILLSERVE_SKILLS_DIRS entry", &entry, env)?);
-            }
-        }
-        if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
-            return Err(UsageError::NotADirectory {
-                what: "skills folder",
-                path: dir.clone(),
-            });
-        }
-        Ok(dirs)
-    }
-
-    /// `--project-dir` (which must be a folder), else `$CLAUDE_PROJECT_DIR`,
-    /// else the current directory; `None` with `--no-project`.
-    fn project_dir(&self, env: &Env) -> Result<Option<PathBuf>, UsageError> {
-        let args = &self.shared;
-        // A server reached over HTTP has no client's project to look in.
-        if args.no_project || self.serve.http.is_some() {
-            return Ok(None);
-        }
-        if let Some(dir) = &args.project_dir {
-            let dir = expand_path("--project-dir", dir, env)?;
-            if !dir.is_dir() {
-                return Err(UsageError::NotADirectory {
-                    what: "--project-dir",
-                    path: dir,
-                });
-            }
-            return Ok(Some(dir));
-        }
-        Ok(Some(match &env.claude_project_dir {
-            Some(dir) => absolute(dir.as_ref(), &env.cwd),
-            None => env.cwd.clone(),
-        }))
     }
 }
 
@@ -933,45 +888,11 @@ fn parse_filter(what: &'static str, filter: &str) -> Result<Targets, UsageError>
     Ok(targets)
 }
 
-/// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
-/// without a shell), then makes the path absolute against the current directory.
-fn expand_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
-    // An empty path would silently mean the current directory, which for a
-    // server started by a client is often `/` or the home directory.
-    if value.trim().is_empty() {
-        return Err(UsageError::EmptyPath { what });
-    }
-    if value.starts_with('~') && env.home.dir.is_none() {
-        return Err(UsageError::NoHome {
-            what,
-            value: value.to_owned(),
-            why: env.home.why_none(),
-        });
-    }
-    let home = || {
-        env.home
-            .dir
-            .as_ref()
-            .map(|h| h.to_string_lossy().into_owned())
-    };
-    let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
-    let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
-        UsageError::UnsetVariable {
-            what,
-            value: value.to_owned(),
-            var: e.var_name,
-        }
-    })?;
-    if expanded.trim().is_empty() {
-        return Err(UsageError::EmptyPath { what });
-    }
-    Ok(absolute(OsStr::new(expanded.as_ref()).as_ref(), &env.cwd))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Home;
+    use crate::config::ServeOptions;
     use crate::platform::Platform;
 
     fn env() -> Env {
@@ -986,11 +907,28 @@ mod tests {
         Cli::try_read(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
     }
 
+    /// The settings of `cli` without a settings file (unit tests read no disk).
+    fn resolved(cli: &Cli, env: &Env) -> Result<Settings, UsageError> {
+        if let Some((flag, command)) = &cli.misplaced_serve_flag {
+            return Err(UsageError::ServeFlagWithCommand {
+                flag: flag.clone(),
+                command,
+            });
+        }
+        Ok(settings::resolve(&cli.flags(), env, None, None)?)
+    }
+
+    fn config(args: &[&str], env: &Env) -> Result<Config, UsageError> {
+        resolved(&parse(args), env).map(|s| s.config)
+    }
+
+    fn serve(args: &[&str]) -> Result<ServeOptions, UsageError> {
+        resolved(&parse(args), &env()).map(|s| s.serve)
+    }
+
     #[test]
     fn tilde_and_relative_paths_expand() {
-        let (config, _) = parse(&["--skills-dir", "~/s", "--skills-dir", "rel"])
-            .config(&env())
-            .unwrap();
+        let config = config(&["--skills-dir", "~/s", "--skills-dir", "rel"], &env()).unwrap();
         assert_eq!(
             config.custom_dirs,
             vec![PathBuf::from("/home/u/s"), PathBuf::from("/work/rel")]
@@ -999,9 +937,7 @@ mod tests {
 
     #[test]
     fn unset_variable_is_an_error_naming_it() {
-        let err = parse(&["--skills-dir", "$SKILLSERVE_TEST_SURELY_UNSET/x"])
-            .config(&env())
-            .unwrap_err();
+        let err = config(&["--skills-dir", "$SKILLSERVE_TEST_SURELY_UNSET/x"], &env()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
@@ -1012,9 +948,7 @@ mod tests {
     fn serve_takes_skills_folders_as_arguments_after_the_flags() {
         let mut env = env();
         env.skills_dirs = Some("/from-env".into());
-        let (config, _) = parse(&["--skills-dir", "/flag", "serve", "/a", "~/b c"])
-            .config(&env)
-            .unwrap();
+        let config = config(&["--skills-dir", "/flag", "serve", "/a", "~/b c"], &env).unwrap();
         assert_eq!(
             config.custom_dirs,
             vec![
@@ -1026,15 +960,14 @@ mod tests {
         );
         // A subcommand name is never taken for a folder, and serve flags may
         // follow the folders.
-        let cli = parse(&["serve", "list", "--no-watch"]);
-        assert!(!cli.serve_options().unwrap().watch);
+        assert!(!serve(&["serve", "list", "--no-watch"]).unwrap().watch);
     }
 
     #[test]
     fn env_list_follows_flags() {
         let mut env = env();
         env.skills_dirs = Some(std::env::join_paths(["/a", "~/b"]).unwrap());
-        let (config, _) = parse(&["--skills-dir", "/first"]).config(&env).unwrap();
+        let config = config(&["--skills-dir", "/first"], &env).unwrap();
         assert_eq!(
             config.custom_dirs,
             vec![
@@ -1048,37 +981,29 @@ mod tests {
     #[test]
     fn project_dir_precedence() {
         let mut env = env();
-        assert_eq!(
-            parse(&[]).config(&env).unwrap().0.project_dir,
-            Some("/work".into())
-        );
+        assert_eq!(config(&[], &env).unwrap().project_dir, Some("/work".into()));
         env.claude_project_dir = Some("/proj".into());
-        assert_eq!(
-            parse(&[]).config(&env).unwrap().0.project_dir,
-            Some("/proj".into())
-        );
-        assert_eq!(
-            parse(&["--no-project"]).config(&env).unwrap().0.project_dir,
-            None
-        );
+        assert_eq!(config(&[], &env).unwrap().project_dir, Some("/proj".into()));
+        assert_eq!(config(&["--no-project"], &env).unwrap().project_dir, None);
     }
 
     #[test]
     fn serve_options_after_the_subcommand_win() {
-        let cli = parse(&[
+        let options = serve(&[
             "--refresh-interval",
             "5",
             "serve",
             "--refresh-interval",
             "0",
             "--no-watch",
-        ]);
-        let options = cli.serve_options().unwrap();
+        ])
+        .unwrap();
         assert_eq!(options.refresh_interval, None);
         assert!(!options.watch);
-        let cli = parse(&["--refresh-interval", "5"]);
         assert_eq!(
-            cli.serve_options().unwrap().refresh_interval,
+            serve(&["--refresh-interval", "5"])
+                .unwrap()
+                .refresh_interval,
             Some(Duration::from_secs(5))
         );
     }
@@ -1086,16 +1011,16 @@ mod tests {
     #[test]
     fn tiny_budget_is_refused() {
         assert!(matches!(
-            parse(&["--description-budget", "10"]).serve_options(),
-            Err(UsageError::BudgetTooSmall(10))
+            serve(&["--description-budget", "10"]),
+            Err(UsageError::Settings(SettingsError::BudgetTooSmall(10)))
         ));
     }
 
     #[test]
     fn empty_paths_and_tilde_without_home_are_errors() {
         assert!(matches!(
-            parse(&["--skills-dir", ""]).config(&env()),
-            Err(UsageError::EmptyPath { .. })
+            config(&["--skills-dir", ""], &env()),
+            Err(UsageError::Settings(SettingsError::EmptyPath { .. }))
         ));
         let no_home = Env {
             home: Home::choose(Platform::Unix, None, None),
@@ -1103,8 +1028,7 @@ mod tests {
             ..Env::default()
         };
         assert_eq!(
-            parse(&["--skills-dir", "~/skills"])
-                .config(&no_home)
+            config(&["--skills-dir", "~/skills"], &no_home)
                 .unwrap_err()
                 .to_string(),
             "--skills-dir `~/skills` starts with `~`, but there is no home folder: HOME is not set"
@@ -1113,28 +1037,24 @@ mod tests {
 
     #[test]
     fn serve_flags_are_refused_with_other_commands() {
-        let err = parse(&["--no-watch", "list"]).serve_options().unwrap_err();
+        let err = serve(&["--no-watch", "list"]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "--no-watch only applies to the server, not to `list`"
         );
-        let err = parse(&["check", "--no-prompts"])
-            .serve_options()
-            .unwrap_err();
+        let err = serve(&["check", "--no-prompts"]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "--no-prompts only applies to the server, not to `check`"
         );
-        let err = parse(&["list", "--description-budget", "500"])
-            .serve_options()
-            .unwrap_err();
+        let err = serve(&["list", "--description-budget", "500"]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "--description-budget only applies to the server, not to `list`"
         );
-        let cli = parse(&["list", "--description", "--description-budget", "500"]);
-        assert_eq!(cli.listed_description_budget().unwrap(), 500);
-        assert!(parse(&["serve", "--no-resources"]).serve_options().is_ok());
+        let listed = serve(&["list", "--description", "--description-budget", "500"]).unwrap();
+        assert_eq!(listed.description_budget, 500);
+        assert!(serve(&["serve", "--no-resources"]).is_ok());
         assert!(
             Cli::try_parse_from(["skillserve", "--refresh-interval", "18446744073709551615"])
                 .is_err()
@@ -1143,7 +1063,7 @@ mod tests {
 
     #[test]
     fn log_levels_and_filters_are_checked() {
-        let filter = |args: &[&str]| parse(args).log_filter(&env());
+        let filter = |args: &[&str]| parse(args).log_filter(&env(), None);
         let warn = || Targets::new().with_default(LevelFilter::WARN);
         assert_eq!(
             filter(&[]).unwrap(),
@@ -1169,12 +1089,19 @@ mod tests {
                 "{bad}"
             );
         }
+        let file = ("debug".to_owned(), Origin::Default);
+        assert_eq!(
+            parse(&[]).log_filter(&env(), Some(&file)).unwrap(),
+            Targets::new()
+                .with_default(LevelFilter::WARN)
+                .with_target("skillserve", LevelFilter::DEBUG)
+        );
         let mut env = env();
         env.log_filter = Some("verbose".into());
-        assert!(parse(&[]).log_filter(&env).is_err());
+        assert!(parse(&[]).log_filter(&env, Some(&file)).is_err());
         env.log_filter = Some("debug".into());
         assert_eq!(
-            parse(&[]).log_filter(&env).unwrap(),
+            parse(&[]).log_filter(&env, None).unwrap(),
             Targets::new().with_default(LevelFilter::DEBUG)
         );
     }
@@ -1265,10 +1192,10 @@ mod tests {
             cwd: "/".into(),
             ..Env::default()
         };
-        let (config, warnings) = parse(&[]).config(&env).unwrap();
-        assert_eq!(config.home, None);
+        let settings = resolved(&parse(&[]), &env).unwrap();
+        assert_eq!(settings.config.home, None);
         assert_eq!(
-            warnings,
+            settings.warnings,
             [
                 "HOME is not set, so skills in your home folders (~/.claude/skills, ...) are not served"
             ]

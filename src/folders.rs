@@ -27,45 +27,53 @@ const APP: &str = "skillserve";
 pub struct Folders {
     pub config: Option<PathBuf>,
     pub data: Option<PathBuf>,
+    /// The variable each folder was found from (`XDG_CONFIG_HOME`, `HOME`,
+    /// `APPDATA`, ...), for `skillserve config`.
+    pub config_from: Option<&'static str>,
+    pub data_from: Option<&'static str>,
 }
 
 impl Folders {
-    /// The folders for this platform, given the home directory and a lookup
-    /// of environment variables.
-    pub fn of<'a>(home: Option<&Path>, var: impl Fn(&str) -> Option<&'a OsStr>) -> Folders {
+    /// The folders for this platform, given the home directory (and the
+    /// variable it came from) and a lookup of environment variables.
+    pub fn of<'a>(
+        home: Option<(&Path, &'static str)>,
+        var: impl Fn(&str) -> Option<&'a OsStr>,
+    ) -> Folders {
         Folders::for_platform(Platform::CURRENT, home, var)
     }
 
     fn for_platform<'a>(
         platform: Platform,
-        home: Option<&Path>,
+        home: Option<(&Path, &'static str)>,
         var: impl Fn(&str) -> Option<&'a OsStr>,
     ) -> Folders {
-        let absolute = |name: &str| {
-            var(name)
-                .filter(|value| platform.is_absolute(value))
-                .map(PathBuf::from)
+        // The variable if it holds an absolute path of this platform, else
+        // the home directory joined with `below`.
+        let pick = |name: &'static str, below: &str| match var(name)
+            .filter(|value| platform.is_absolute(value))
+        {
+            Some(dir) => Some((PathBuf::from(dir), name)),
+            None => home.map(|(home, from)| (home.join(below), from)),
         };
         let (config, data) = if platform == Platform::Windows {
             (
-                absolute("APPDATA").or_else(|| home.map(|h| h.join("AppData/Roaming"))),
-                absolute("LOCALAPPDATA").or_else(|| home.map(|h| h.join("AppData/Local"))),
+                pick("APPDATA", "AppData/Roaming"),
+                pick("LOCALAPPDATA", "AppData/Local"),
             )
         } else {
             (
-                xdg(absolute("XDG_CONFIG_HOME"), home, ".config"),
-                xdg(absolute("XDG_DATA_HOME"), home, ".local/share"),
+                pick("XDG_CONFIG_HOME", ".config"),
+                pick("XDG_DATA_HOME", ".local/share"),
             )
         };
         Folders {
-            config: config.map(|dir| dir.join(APP)),
-            data: data.map(|dir| dir.join(APP)),
+            config: config.as_ref().map(|(dir, _)| dir.join(APP)),
+            data: data.as_ref().map(|(dir, _)| dir.join(APP)),
+            config_from: config.map(|(_, from)| from),
+            data_from: data.map(|(_, from)| from),
         }
     }
-}
-
-fn xdg(set: Option<PathBuf>, home: Option<&Path>, default: &str) -> Option<PathBuf> {
-    set.or_else(|| home.map(|home| home.join(default)))
 }
 
 #[cfg(test)]
@@ -78,7 +86,7 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map(|(_, value)| OsStr::new(*value))
         };
-        Folders::for_platform(platform, home.map(Path::new), var)
+        Folders::for_platform(platform, home.map(|h| (Path::new(h), "HOME")), var)
     }
 
     #[test]
@@ -86,6 +94,10 @@ mod tests {
         let found = folders(Platform::Unix, Some("/home/u"), &[]);
         assert_eq!(found.config, Some("/home/u/.config/skillserve".into()));
         assert_eq!(found.data, Some("/home/u/.local/share/skillserve".into()));
+        assert_eq!(
+            (found.config_from, found.data_from),
+            (Some("HOME"), Some("HOME"))
+        );
         let found = folders(
             Platform::Unix,
             Some("/home/u"),
@@ -93,6 +105,10 @@ mod tests {
         );
         assert_eq!(found.config, Some("/c/skillserve".into()));
         assert_eq!(found.data, Some("/home/u/.local/share/skillserve".into()));
+        assert_eq!(
+            (found.config_from, found.data_from),
+            (Some("XDG_CONFIG_HOME"), Some("HOME"))
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! skillserve: a stdio MCP server that serves Agent Skills through one tool, `skill`.
 //!
-//! Data flows one way: [`roots`], [`installed`] and [`plugins`] → [`scan`] (with [`parse`]) →
-//! [`snapshot`] → [`answer`] → [`server`] or [`commands`]. The modules form
-//! layers (`ARCHITECTURE.md`; a test holds them): each uses only lower ones.
-//! [`sources`] fetches skills from git and published indexes into the store
-//! that [`installed`] reads. Everything but [`server`] and [`import`] is
-//! blocking code without tokio,
+//! Data flows one way: [`roots`], [`installed`] and [`plugins`] → [`scan`]
+//! (with [`parse`]) → [`snapshot`] → [`profiles`] (each client's view) →
+//! [`answer`] → [`server`] or [`commands`]; [`config`] holds the settings
+//! every step works from. [`sources`] fetches skills from git and published
+//! indexes into the store that [`installed`] reads. The modules form layers
+//! (`ARCHITECTURE.md`; a test holds them): each uses only lower ones.
+//! Everything but [`server`] and [`import`] is blocking code without tokio,
 //! rmcp or notify (but for [`uri`], which asks rmcp's model types whether a
 //! name is listable); `docs/behaviour.md` is the contract.
 
@@ -30,6 +31,7 @@ pub mod parallel;
 pub mod parse;
 pub mod platform;
 pub mod plugins;
+pub mod profiles;
 pub mod program;
 pub mod render;
 pub mod resolve;

@@ -20,9 +20,8 @@ use crate::uri;
 
 /// Findings about every skill in `snapshot`, served or shadowed.
 pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
-    let shadowed = snapshot.shadowed().iter().map(|s| &s.skill);
     let mut out = Vec::new();
-    for skill in snapshot.skills().iter().chain(shadowed) {
+    for skill in snapshot.candidates() {
         out.extend(
             lint_skill(skill, max_file_bytes)
                 .into_iter()

@@ -2,17 +2,20 @@
 
 use std::io::{IsTerminal, Write};
 
+use std::sync::Arc;
+
 use tracing_subscriber::filter::Targets;
 
 use skillserve::cli::{self, Cli, Command, TokenCommand, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
-use skillserve::config::{Config, Env, ServeOptions};
+use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
 use skillserve::installed::Verify;
+use skillserve::profiles::{self, Profiles};
 use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot;
+use skillserve::snapshot::{self, Snapshot};
 use skillserve::sources::{self, Confirm, SourceError};
 use skillserve::tokens;
 
@@ -27,7 +30,7 @@ fn main() {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
             eprintln!("skillserve: {err:#}");
-            if err.is::<UsageError>() {
+            if err.is::<UsageError>() || err.is::<settings::SettingsError>() {
                 ExitCode::Usage
             } else {
                 ExitCode::Failure
@@ -63,62 +66,96 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let env = Env::from_process()?;
-    init_logging(cli.log_filter(&env)?);
-    let (config, warnings) = cli.config(&env)?;
-    for warning in warnings {
+    let settings = cli.settings(&env)?;
+    init_logging(cli.log_filter(&env, settings.log_level.as_ref())?);
+    for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
-    let options = cli.serve_options_with_http(&env)?;
 
-    let load = || snapshot::load(&config, &mut Cache::default(), None);
+    let load = || {
+        Arc::new(snapshot::load(
+            &settings.config,
+            &mut Cache::default(),
+            None,
+        ))
+    };
+    // A client's view, by the name it gives (`--client`), or a client
+    // that matches no profile.
+    let view_for = |client: Option<&str>| {
+        let snapshot = load();
+        let profiles = Profiles::new(&settings);
+        let name = client.map(profiles::client_name);
+        let key = profiles.key(name.as_deref());
+        let header = name.map(|name| format!("Offered to {name}: {}", profiles.describe(key)));
+        (profiles, snapshot, key, header)
+    };
+    let max_file_bytes = settings.config.max_file_bytes;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match &cli.command {
         None | Some(Command::Serve(_)) => {
             drop(out);
-            if config.user && config.home.is_some() {
+            if settings.config.user && settings.config.home.is_some() {
                 // Which variable gave the home folder (on Windows HOME may be
                 // passed over for USERPROFILE); none is already a warning.
                 tracing::info!("home folder: {}", env.home.describe());
             }
-            if options.http.is_none() && std::io::stdin().is_terminal() {
+            if settings.serve.http.is_none() && std::io::stdin().is_terminal() {
                 // Someone ran the server by hand: say what it is waiting for.
                 eprintln!(
                     "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
                 );
             }
-            return Ok(serve(config, options));
+            return Ok(serve(settings, cli.flags(), env));
         }
         Some(Command::List {
-            description: true, ..
-        }) => commands::description(&load(), cli.listed_description_budget()?, &mut out)?,
-        Some(Command::List { json, all, .. }) => {
+            description: true,
+            client,
+            ..
+        }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            commands::description(&profiles.view(&snapshot, key), &mut out)?
+        }
+        Some(Command::List {
+            json, all, client, ..
+        }) => {
+            let (profiles, snapshot, key, header) = view_for(client.as_deref());
             let options = ListOptions {
                 format: Format::of(*json),
                 all: *all,
             };
-            commands::list(&load(), config.max_file_bytes, options, &mut out)?
-        }
-        Some(Command::Show { name, file }) => commands::show(
-            &load(),
-            name,
-            file.as_deref(),
-            config.max_file_bytes,
-            &mut out,
-            &mut std::io::stderr(),
-        )?,
-        Some(Command::Check { json }) => {
-            // `check` hashes every installed skill's files.
-            let snapshot = snapshot::load_with(&config, &mut Cache::default(), None, Verify::Full);
-            commands::check(
-                &snapshot,
-                config.max_file_bytes,
-                Format::of(*json),
+            let decision = profiles.decide(&snapshot, key);
+            let view = profiles.view(&snapshot, key);
+            commands::list(
+                &view,
+                &decision,
+                header.as_deref(),
+                max_file_bytes,
+                options,
                 &mut out,
             )?
         }
+        Some(Command::Show { name, file, client }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            let decision = profiles.decide(&snapshot, key);
+            commands::show(
+                &profiles.view(&snapshot, key),
+                &decision,
+                name,
+                file.as_deref(),
+                max_file_bytes,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Check { json }) => {
+            // `check` hashes every installed skill's files.
+            let snapshot =
+                snapshot::load_with(&settings.config, &mut Cache::default(), None, Verify::Full);
+            commands::check(&snapshot, max_file_bytes, Format::of(*json), &mut out)?
+        }
         Some(Command::Add(args)) => {
-            let context = sources::Context::new(&config, &env);
+            let context = sources::Context::new(&settings.config, &env);
             let options = args.options();
             let outcome = context.and_then(|context| {
                 with_confirmation(args.yes, |confirm| {
@@ -128,7 +165,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Update(args)) => {
-            let context = sources::Context::new(&config, &env);
+            let context = sources::Context::new(&settings.config, &env);
             let options = args.options();
             let outcome = context.and_then(|context| {
                 with_confirmation(args.yes, |confirm| {
@@ -138,7 +175,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Remove { id, yes }) => {
-            let context = sources::Context::new(&config, &env);
+            let context = sources::Context::new(&settings.config, &env);
             let outcome = context.and_then(|context| {
                 with_confirmation(*yes, |confirm| {
                     sources::remove(&context, id, confirm, &mut out)
@@ -147,15 +184,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Sources { json }) => {
-            let outcome = sources::Context::new(&config, &env)
+            let outcome = sources::Context::new(&settings.config, &env)
                 .and_then(|context| sources::list(&context, *json, &mut out));
             finish_sources(outcome, &mut out)?
         }
         Some(Command::Publish { dir, out: target }) => {
             let dir = cli::command_path("publish folder", dir, &env)?;
             let target = cli::command_path("--out", target, &env)?;
-            let outcome = sources::publish(&dir, &target, config.max_file_bytes, &mut out);
+            let outcome = sources::publish(&dir, &target, max_file_bytes, &mut out);
             finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Config) => commands::config(&settings, &mut out)?,
+        Some(Command::Disable(args) | Command::Enable(args)) => {
+            let disable = matches!(cli.command, Some(Command::Disable(_)));
+            let snapshot: Arc<Snapshot> = load();
+            let flags = cli.flags();
+            let reload = || settings::load(&flags, &env);
+            commands::toggle(
+                &settings,
+                &snapshot,
+                &args.name,
+                args.client.as_deref(),
+                disable,
+                &reload,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
         }
         Some(Command::Import(args)) => {
             let options = args.options(&env)?;
@@ -171,7 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Some(Command::Token(command)) => {
-            let path = command.file(&env, &config)?;
+            let path = command.file(&env, &settings.config)?;
             let TokenCommand::New { label, .. } = command;
             match tokens::add(&path, label) {
                 Ok(token) => {
@@ -209,7 +263,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-fn serve(config: Config, options: ServeOptions) -> ExitCode {
+fn serve(settings: Settings, flags: Flags, env: Env) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -220,7 +274,7 @@ fn serve(config: Config, options: ServeOptions) -> ExitCode {
             return ExitCode::Failure;
         }
     };
-    let stopped = runtime.block_on(server::run(config, options));
+    let stopped = runtime.block_on(server::run(settings, flags, env));
     // Neither wait for blocking threads (a scan in progress has nothing to
     // save) nor drop the tasks (the watcher would unwatch every folder one by
     // one): `main` exits the process right after this.

@@ -38,12 +38,9 @@ const ECHO_CHARS: usize = 80;
 /// entries are replaced by one line saying how many more skills exist. The
 /// header always stays, so `budget` must be at least
 /// [`crate::config::MIN_DESCRIPTION_BUDGET`] for the limit to hold.
-pub fn tool_description(skills: &[Skill], budget: usize) -> String {
-    if skills.is_empty() {
-        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
-    }
+pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget: usize) -> String {
     let entries: Vec<Entry> = skills
-        .iter()
+        .into_iter()
         .map(|s| Entry {
             name: &s.name,
             description: s.description(),
@@ -51,6 +48,9 @@ pub fn tool_description(skills: &[Skill], budget: usize) -> String {
             description_chars: s.description().chars().count(),
         })
         .collect();
+    if entries.is_empty() {
+        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
+    }
     let header = DESCRIPTION_HEADER.chars().count();
     let names_only: usize = header + entries.iter().map(Entry::name_cost).sum::<usize>();
     let cost = |cap: usize| -> usize {

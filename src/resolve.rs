@@ -3,10 +3,10 @@
 //! All comparisons are case-insensitive. Order: exact full name, then short name
 //! or folder name (ambiguous when several skills share it). Rescanning on a miss
 //! is the registry's job, and searching the `search` module's; this module
-//! only looks at one snapshot.
+//! only looks at one client's view of one snapshot.
 
+use crate::profiles::View;
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
 
 /// What a name resolves to in one snapshot.
 #[derive(Debug)]
@@ -17,13 +17,13 @@ pub enum Resolution<'a> {
     NotFound,
 }
 
-/// Resolves `query` against `snapshot`.
-pub fn resolve<'a>(snapshot: &'a Snapshot, query: &str) -> Resolution<'a> {
+/// Resolves `query` among the skills `view` shows.
+pub fn resolve<'a>(view: &'a View, query: &str) -> Resolution<'a> {
     let key = query.trim().to_lowercase();
-    if let Some(skill) = snapshot.by_name(&key) {
+    if let Some(skill) = view.by_name(&key) {
         return Resolution::Found(skill);
     }
-    let mut matches = snapshot.by_short_name(&key);
+    let mut matches = view.by_short_name(&key);
     match matches.len() {
         0 => Resolution::NotFound,
         1 => Resolution::Found(matches.remove(0)),

@@ -58,6 +58,19 @@ pub struct Scan {
     /// Skill folders whose `SKILL.md` exists but could not be loaded, with
     /// the reason: a call naming one says why (behaviour.md §12).
     pub failed: Vec<Failed>,
+    /// `SKILL.md` files found again through another root (a symlink), kept
+    /// only at their first place: a client that loads the other root itself
+    /// already has the skill (`profiles`).
+    pub also_found: Vec<AlsoFound>,
+}
+
+/// A `SKILL.md` reached again from another root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlsoFound {
+    /// The file where it was loaded (its first place).
+    pub file: PathBuf,
+    /// The other root it was found in.
+    pub root: usize,
 }
 
 /// A skill folder that holds a `SKILL.md` the scan could not load.
@@ -143,6 +156,10 @@ fn find_all(roots: &[Root], out: &mut Scan) -> Vec<(usize, Hit)> {
                     )
                     .at(&hit.file),
                 );
+                out.also_found.push(AlsoFound {
+                    file: first.clone(),
+                    root: index,
+                });
                 out.dirs.other_skill_dirs.push(hit.dir);
                 continue;
             }

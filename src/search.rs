@@ -4,8 +4,8 @@
 //!
 //! Two signals are added up:
 //!
-//! - **words** (0 to 1): BM25 over an index of the words of every served
-//!   skill's names (full, short and folder name; each word counts
+//! - **words** (0 to 1): BM25 over an index of the words of every skill's
+//!   (served or shadowed: a client's view may show a shadowed one) names (full, short and folder name; each word counts
 //!   [`NAME_WEIGHT`] times) and description, scaled by the best score
 //!   possible for the query and by the share of the query's words the skill
 //!   has. A query word matches itself, at a discount its other forms
@@ -90,7 +90,8 @@ const MAX_BUCKET: usize = 32;
 /// The index is built on several threads from this many skills on.
 const PARALLEL_FROM: usize = 2_000;
 
-/// The words of every served skill, in the order of `Snapshot::skills`.
+/// The words of every skill of a snapshot, served or shadowed, in the
+/// order of `Snapshot::candidates`.
 #[derive(Debug, Default)]
 #[cfg_attr(test, derive(PartialEq))]
 pub struct SearchIndex {
@@ -188,26 +189,37 @@ impl SearchIndex {
         }
     }
 
-    /// Up to `limit` skills of `skills` (the ones this index was built from)
-    /// that match `query` best, best first; among equal scores, display
-    /// order. A skill's score is its words' score (0 to 1) plus, when one of
-    /// its names is a typo of the query, that name's similarity (0.75 to 1).
-    pub fn search<'a>(&self, skills: &'a [Skill], query: &str, limit: usize) -> Vec<&'a Skill> {
+    /// The indexes in `skills` (the skills this index was built from) of up
+    /// to `limit` skills for which `keep` holds that match `query` best,
+    /// best first; among equal scores, in index order. A skill's score is
+    /// its words' score (0 to 1) plus, when one of its names is a typo of the
+    /// query, that name's similarity (0.75 to 1). `keep` leaves out the
+    /// skills a client is not shown (`profiles`): the word statistics stay
+    /// those of every indexed skill, so one index serves every client.
+    pub fn search(
+        &self,
+        skills: &[Skill],
+        query: &str,
+        limit: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
         let query = query.trim();
         let mut words = self.score_words(query);
         let named = self.score_names(skills, query);
         let mut top = Top::new(limit);
         for &(doc, similarity) in &named {
             let doc = doc as usize;
-            top.offer(words.score(doc) + similarity, doc);
+            if keep(doc) {
+                top.offer(words.score(doc) + similarity, doc);
+            }
             words.bm25[doc] = 0.0;
         }
         for (doc, &bm25) in words.bm25.iter().enumerate() {
-            if bm25 >= MIN_WORDS_SCORE {
+            if bm25 >= MIN_WORDS_SCORE && keep(doc) {
                 top.offer(words.score(doc), doc);
             }
         }
-        top.into_docs().map(|doc| &skills[doc]).collect()
+        top.into_docs().collect()
     }
 
     /// Every skill's BM25 score for the words of `query`, and which of them

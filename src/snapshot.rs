@@ -6,6 +6,12 @@
 //! case-insensitively, the skill from the higher-precedence root wins, and the
 //! other is kept as shadowed (with a diagnostic) so that `list --all` and
 //! `check` can show it.
+//!
+//! What one client sees of a snapshot is a view (`profiles`): the filters of
+//! `config.toml` and the folders the client loads itself take skills out,
+//! and a shadowed skill may take the place of one filtered out. So the
+//! shadowed skills are kept beside the served ones ([`Snapshot::candidates`])
+//! and indexed for the search too, and each knows the skill that hides it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +22,7 @@ use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::installed::{self, Verify};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
-use crate::scan::{self, Cache, Dirs, Failed, Found, Scan};
+use crate::scan::{self, AlsoFound, Cache, Dirs, Failed, Found, Scan};
 use crate::search::SearchIndex;
 use crate::skill::Skill;
 
@@ -47,12 +53,28 @@ pub fn load_with(
     Snapshot::build(roots, scan, previous)
 }
 
-/// A skill that lost a name collision.
-#[derive(Clone, Debug)]
-pub struct Shadowed {
-    pub skill: Skill,
-    /// The SKILL.md of the skill that won.
-    pub by: PathBuf,
+/// Skills per source, in the order given (display order groups them):
+/// `custom 2, user 5` (empty when there are none).
+pub fn count_by_source<'a>(skills: impl Iterator<Item = &'a Skill>) -> String {
+    let mut counts: Vec<(Source, usize)> = Vec::new();
+    for skill in skills {
+        match counts.last_mut() {
+            Some((source, n)) if *source == skill.source => *n += 1,
+            _ => counts.push((skill.source, 1)),
+        }
+    }
+    let counts: Vec<String> = counts
+        .iter()
+        .map(|(source, n)| format!("{source} {n}"))
+        .collect();
+    counts.join(", ")
+}
+
+/// A skill that lost a name collision, and the skill that won.
+#[derive(Clone, Copy, Debug)]
+pub struct Shadowed<'a> {
+    pub skill: &'a Skill,
+    pub by: &'a Skill,
 }
 
 /// The skills of a snapshot and their indexes (names, and the words of the
@@ -60,17 +82,24 @@ pub struct Shadowed {
 /// skills do not change.
 #[derive(Debug, Default)]
 struct Index {
-    /// Served skills in display order: by source (custom, project, user,
-    /// installed, plugin), then by name.
+    /// Served skills in display order (by source: custom, project, user,
+    /// installed, plugin; then by name), then the shadowed ones in precedence order.
     skills: Vec<Skill>,
-    shadowed: Vec<Shadowed>,
-    /// Lowercased full name → index in `skills`.
+    /// How many of `skills` are served.
+    served: usize,
+    /// For each shadowed skill (`skills[served + i]`), the index of the
+    /// served skill of the same name.
+    shadowed_by: Vec<u32>,
+    /// The root (index in `Snapshot::roots`) of each of `skills`.
+    root_of: Vec<u32>,
+    /// Lowercased full name → index of the served skill.
     by_name: HashMap<String, usize>,
     /// Lowercased short names and folder names that differ from the full
-    /// name → indexes in `skills`.
+    /// name → indexes of served skills.
     by_short: HashMap<String, Vec<usize>>,
-    /// The words of names and descriptions, for the search on a miss: built
-    /// on first use ([`Snapshot::prepare_search`]), once per index.
+    /// The words of names and descriptions of all `skills`, for the search
+    /// on a miss: built on first use ([`Snapshot::prepare_search`]), once
+    /// per index.
     search: OnceLock<SearchIndex>,
     /// The `shadowed` diagnostics.
     shadowing: Vec<Diagnostic>,
@@ -98,6 +127,8 @@ pub struct Snapshot {
     /// name a call would use for them (the folder name, `plugin:folder` for
     /// plugin skills).
     failed: HashMap<String, Failed>,
+    /// `SKILL.md` files found again through another root.
+    pub also_found: Vec<AlsoFound>,
 }
 
 impl Snapshot {
@@ -114,6 +145,7 @@ impl Snapshot {
             files_parsed,
             dirs,
             failed,
+            also_found,
         } = scan;
         let failed = failed
             .into_iter()
@@ -147,6 +179,7 @@ impl Snapshot {
             files_parsed,
             dirs,
             failed,
+            also_found,
         }
     }
 
@@ -156,52 +189,84 @@ impl Snapshot {
         self.failed.get(lowercase_name)
     }
 
+    /// Every skill folder whose `SKILL.md` could not be loaded, by the
+    /// lowercased name a call would use.
+    pub fn all_failed(&self) -> impl Iterator<Item = (&str, &Failed)> {
+        self.failed
+            .iter()
+            .map(|(name, failed)| (name.as_str(), failed))
+    }
+
     /// Whether `self` and `other` serve exactly the same skills.
     pub fn same_skills(&self, other: &Snapshot) -> bool {
         Arc::ptr_eq(&self.index, &other.index)
     }
 
-    /// Whether `self` and `other` list the same names and descriptions (what
-    /// the prompts and resources lists show), in the same order.
-    pub fn same_listing(&self, other: &Snapshot) -> bool {
-        self.same_skills(other)
-            || self
-                .skills()
-                .iter()
-                .map(|s| (&s.name, s.description()))
-                .eq(other.skills().iter().map(|s| (&s.name, s.description())))
-    }
-
     /// Served skills in display order.
     pub fn skills(&self) -> &[Skill] {
+        &self.index.skills[..self.index.served]
+    }
+
+    /// Every skill found, served ones first (display order), then the
+    /// shadowed ones (precedence order). A view picks among these by index.
+    pub fn candidates(&self) -> &[Skill] {
         &self.index.skills
     }
 
     /// Skills that lost a name collision, in precedence order.
-    pub fn shadowed(&self) -> &[Shadowed] {
-        &self.index.shadowed
+    pub fn shadowed(&self) -> impl ExactSizeIterator<Item = Shadowed<'_>> {
+        let index = &self.index;
+        let skills = &index.skills[index.served..];
+        skills
+            .iter()
+            .zip(&index.shadowed_by)
+            .map(|(skill, &by)| Shadowed {
+                skill,
+                by: &index.skills[by as usize],
+            })
+    }
+
+    /// The served skill of the name of candidate `candidate` (itself when
+    /// it is served).
+    pub fn winner_of(&self, candidate: usize) -> usize {
+        let index = &self.index;
+        match candidate.checked_sub(index.served) {
+            None => candidate,
+            Some(shadowed) => index.shadowed_by[shadowed] as usize,
+        }
+    }
+
+    /// The root (index in [`Snapshot::roots`]) candidate `candidate` was found in.
+    pub fn root_of(&self, candidate: usize) -> usize {
+        self.index.root_of[candidate] as usize
     }
 
     /// The skill whose full name is `lowercase_name`.
     pub fn by_name(&self, lowercase_name: &str) -> Option<&Skill> {
-        let index = &self.index;
-        index.by_name.get(lowercase_name).map(|&i| &index.skills[i])
+        self.name_index(lowercase_name)
+            .map(|i| &self.index.skills[i])
     }
 
-    /// Skills whose short name or folder name is `lowercase_name`.
-    pub fn by_short_name(&self, lowercase_name: &str) -> Vec<&Skill> {
-        let index = &self.index;
-        index
+    /// The index of the served skill whose full name is `lowercase_name`.
+    pub fn name_index(&self, lowercase_name: &str) -> Option<usize> {
+        self.index.by_name.get(lowercase_name).copied()
+    }
+
+    /// The indexes of the served skills whose short name or folder name is
+    /// `lowercase_name`.
+    pub fn short_name_indexes(&self, lowercase_name: &str) -> &[usize] {
+        self.index
             .by_short
             .get(lowercase_name)
-            .map(|indexes| indexes.iter().map(|&i| &index.skills[i]).collect())
-            .unwrap_or_default()
+            .map_or(&[], Vec::as_slice)
     }
 
-    /// Up to `limit` skills whose names and descriptions match `query`
-    /// best, best first (behaviour.md §14).
-    pub fn search(&self, query: &str, limit: usize) -> Vec<&Skill> {
-        self.search_index().search(&self.index.skills, query, limit)
+    /// The indexes (in [`Snapshot::candidates`]) of up to `limit` skills for
+    /// which `keep` holds whose names and descriptions match `query` best,
+    /// best first (behaviour.md §14).
+    pub fn search(&self, query: &str, limit: usize, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+        self.search_index()
+            .search(&self.index.skills, query, limit, keep)
     }
 
     /// Builds the search index unless it is built. The server calls it on a
@@ -219,49 +284,53 @@ impl Snapshot {
             .search
             .get_or_init(|| SearchIndex::build(&index.skills))
     }
-
-    /// Served skills per source, in precedence order: `custom 2, user 5`
-    /// (empty when there are none).
-    pub fn count_by_source(&self) -> String {
-        let mut counts: Vec<(Source, usize)> = Vec::new();
-        for skill in self.skills() {
-            match counts.last_mut() {
-                Some((source, n)) if *source == skill.source => *n += 1,
-                _ => counts.push((skill.source, 1)),
-            }
-        }
-        let counts: Vec<String> = counts
-            .iter()
-            .map(|(source, n)| format!("{source} {n}"))
-            .collect();
-        counts.join(", ")
-    }
 }
 
 impl Index {
     fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
         let Collisions {
-            mut winners,
+            winners,
             shadowed,
             shadowing,
         } = Collisions::settle(roots, found);
-        winners.sort_by(|(a_key, a), (b_key, b)| {
-            (a.source, a_key, &a.name).cmp(&(b.source, b_key, &b.name))
+        // Display order; `place[i]` is where the winner found `i`-th goes.
+        let mut order: Vec<usize> = (0..winners.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a_key, a) = (&winners[a].0, &winners[a].1);
+            let (b_key, b) = (&winners[b].0, &winners[b].1);
+            (a.skill.source, a_key, &a.skill.name).cmp(&(b.skill.source, b_key, &b.skill.name))
         });
-        let mut skills = Vec::with_capacity(winners.len());
-        let mut by_name = HashMap::with_capacity(winners.len());
+        let mut place = vec![0u32; winners.len()];
+        for (at, &found) in order.iter().enumerate() {
+            place[found] = at as u32;
+        }
+        let mut slots: Vec<Option<(String, Placed)>> = winners.into_iter().map(Some).collect();
+        let served = slots.len();
+        let mut skills = Vec::with_capacity(served + shadowed.len());
+        let mut root_of = Vec::with_capacity(served + shadowed.len());
+        let mut by_name = HashMap::with_capacity(served);
         let mut by_short: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, (key, skill)) in winners.into_iter().enumerate() {
-            for other in other_names(&skill, &key) {
+        for (index, found) in order.into_iter().enumerate() {
+            let (key, placed) = slots[found].take().expect("each winner placed once");
+            for other in other_names(&placed.skill, &key) {
                 by_short.entry(other).or_default().push(index);
             }
             by_name.insert(key, index);
-            skills.push(skill);
+            skills.push(placed.skill);
+            root_of.push(placed.root);
+        }
+        let mut shadowed_by = Vec::with_capacity(shadowed.len());
+        for (placed, winner) in shadowed {
+            skills.push(placed.skill);
+            root_of.push(placed.root);
+            shadowed_by.push(place[winner]);
         }
         Index {
             search: OnceLock::new(),
             skills,
-            shadowed,
+            served,
+            shadowed_by,
+            root_of,
             by_name,
             by_short,
             shadowing,
@@ -270,13 +339,20 @@ impl Index {
     }
 }
 
+/// A skill and the root it was found in.
+struct Placed {
+    skill: Skill,
+    root: u32,
+}
+
 /// The skills found, with name collisions settled: the first skill of a
 /// name (in precedence order) wins, later ones are shadowed.
 struct Collisions {
     /// Each winner with its lowercased name, computed once: a rescan of
     /// 10,000 unchanged skills spends most of its own time here.
-    winners: Vec<(String, Skill)>,
-    shadowed: Vec<Shadowed>,
+    winners: Vec<(String, Placed)>,
+    /// Each shadowed skill with the index (in `winners`) of the winner.
+    shadowed: Vec<(Placed, usize)>,
     /// The `shadowed` diagnostics.
     shadowing: Vec<Diagnostic>,
 }
@@ -285,7 +361,7 @@ impl Collisions {
     fn settle(roots: &[Root], found: Vec<Found>) -> Collisions {
         let root_paths: Vec<Arc<Path>> =
             roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
-        let mut winners: Vec<(String, Skill)> = Vec::with_capacity(found.len());
+        let mut winners: Vec<(String, Placed)> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
         let mut shadowing = Vec::new();
@@ -302,19 +378,20 @@ impl Collisions {
                 fence: root.fence.clone(),
                 parsed: found.parsed,
             };
-            let key = skill.name.to_lowercase();
+            let placed = Placed {
+                skill,
+                root: found.root as u32,
+            };
+            let key = placed.skill.name.to_lowercase();
             match taken.get(&key) {
                 Some(&winner) => {
-                    let winner = &winners[winner].1;
-                    shadowing.push(shadow_finding(&skill, winner).at(&skill.file));
-                    shadowed.push(Shadowed {
-                        skill,
-                        by: winner.file.clone(),
-                    });
+                    let by = &winners[winner].1.skill;
+                    shadowing.push(shadow_finding(&placed.skill, by).at(&placed.skill.file));
+                    shadowed.push((placed, winner));
                 }
                 None => {
                     taken.insert(key.clone(), winners.len());
-                    winners.push((key, skill));
+                    winners.push((key, placed));
                 }
             }
         }

@@ -17,8 +17,8 @@
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{Skill as SpecSkill, SkillFrontmatter, SkillResources};
 
+use crate::profiles::View;
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
 use crate::spec;
 
 /// The scheme, with its `//`.
@@ -93,17 +93,17 @@ pub fn segments(uri: &str) -> Option<Vec<String>> {
         .collect()
 }
 
-/// The served skill a URI points into, and the path inside its folder it
+/// The shown skill a URI points into, and the path inside its folder it
 /// names ("" for the folder itself; the `SKILL.md` segment is returned as
 /// is). The longest run of leading segments that is a skill's name wins, so
 /// `skill://a/b/SKILL.md` is the skill `a:b` when there is one, else the file
 /// `b/SKILL.md` of `a`. Names compare as the `skill` tool compares them
 /// (case does not matter).
-pub fn locate<'a>(snapshot: &'a Snapshot, uri: &str) -> Option<(&'a Skill, String)> {
+pub fn locate<'a>(view: &'a View, uri: &str) -> Option<(&'a Skill, String)> {
     let segments = segments(uri)?;
     (1..=segments.len()).rev().find_map(|n| {
         let name = segments[..n].join(":").to_lowercase();
-        let skill = snapshot.by_name(&name)?;
+        let skill = view.by_name(&name)?;
         Some((skill, segments[n..].join("/")))
     })
 }

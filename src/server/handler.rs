@@ -1,15 +1,24 @@
 //! The rmcp handler: the `skill` tool (behaviour.md §5) and the answers to
 //! every MCP request. It turns answers into tool results, and keeps protocol
 //! errors for requests that are not valid calls at all.
+//!
+//! Every request is answered from the view of the client that sent it
+//! (behaviour.md §17): the client's name is `clientInfo.name` from
+//! `initialize`, or on 2026-07-28 the client info in the request's own
+//! `_meta`. Prompts and resources may be off for one client and on for
+//! another: `initialize` and `server/discover` declare what the asking client
+//! gets, and `get_info` (which rmcp asks when no client is known) what any
+//! client may get.
 
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ConstString, ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ConstString, ContentBlock, CustomRequest, CustomResult, DiscoverResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult,
+    Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
@@ -23,8 +32,9 @@ use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 
 use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
+use crate::profiles::{Surfaces, View};
 use crate::render;
-use crate::server::registry::{Changes, Registry, Served};
+use crate::server::registry::{Changes, Registry};
 use crate::server::rescan::Caller;
 use crate::server::{page, prompts, resources, skills};
 
@@ -82,11 +92,6 @@ pub fn tool(description: &str) -> Tool {
 pub struct SkillServer {
     registry: Arc<Registry>,
     caller: Arc<Caller>,
-    /// Whether skills are offered as prompts (`--no-prompts` turns them off).
-    prompts: bool,
-    /// Whether skill files are offered as resources and through the skills
-    /// extension (`--no-resources` turns them off).
-    resources: bool,
     /// Served over HTTP: the instructions say how to read files remotely.
     remote: bool,
     /// Cancelled when the handler is dropped (its session ended): ends the
@@ -98,7 +103,66 @@ pub struct SkillServer {
     _end_on_drop: DropGuard,
 }
 
+/// The `_meta` key of a 2026-07-28 request's client info.
+const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
+
+/// The name the client that sent a request gives: the client info of the
+/// request's own `_meta` (2026-07-28), else `clientInfo` of the
+/// connection's `initialize`. The one place the handler learns who is
+/// asking; only the name is read (not the whole client info, as
+/// [`RequestContext::client_info`] would), since every request asks.
+pub fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    let meta = &context.meta.0.0;
+    let from_meta = meta
+        .get(CLIENT_INFO_META)
+        .and_then(|info| info.get("name"))
+        .and_then(Value::as_str);
+    let name = match from_meta {
+        Some(name) => Some(name.to_owned()),
+        None => context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone()),
+    };
+    name.filter(|name| !name.is_empty())
+}
+
+/// The capabilities of a client that is offered prompts and resources as
+/// given.
+fn capabilities(prompts: bool, resources: bool) -> ServerCapabilities {
+    let mut capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build();
+    if prompts {
+        let with_prompts = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .build();
+        capabilities.prompts = with_prompts.prompts;
+    }
+    if resources {
+        let with_resources = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_skills_with_directory_read()
+            .build();
+        capabilities.resources = with_resources.resources;
+        capabilities.extensions = with_resources.extensions;
+    }
+    if prompts || resources {
+        capabilities.completions = ServerCapabilities::builder()
+            .enable_completions()
+            .build()
+            .completions;
+    }
+    capabilities
+}
+
 impl SkillServer {
+    /// A handler over `registry`; `options` says whether it is served over
+    /// HTTP (prompts, resources and the budget are each client's, from the
+    /// registry's settings).
     pub fn new(
         registry: Arc<Registry>,
         caller: Arc<Caller>,
@@ -109,62 +173,84 @@ impl SkillServer {
             changes: std::sync::Mutex::new(Some(registry.changes())),
             caller,
             registry,
-            prompts: options.prompts,
-            resources: options.resources,
             remote: options.http.is_some(),
             _end_on_drop: ended.clone().drop_guard(),
             ended,
         }
     }
 
-    /// Prompts answer -32601 when they are switched off.
-    fn prompts_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
-        offered::<M>(self.prompts, "--no-prompts")
+    /// The view and surfaces of the client called `client`, of the current
+    /// snapshot.
+    async fn seen(&self, client: Option<&str>) -> (View, Surfaces) {
+        let served = self.registry.current();
+        self.registry.view_and_surfaces(&served, client).await
     }
 
-    /// Resources answer -32601 when they are switched off (rmcp answers the
-    /// skills extension's methods so, since it is then not declared).
-    fn resources_offered<M: ConstString>(&self) -> Result<(), ErrorData> {
-        offered::<M>(self.resources, "--no-resources")
+    /// The server's description for the client called `client`.
+    fn info_for(&self, client: Option<&str>) -> ServerConfig {
+        let served = self.registry.current();
+        let surfaces = self.registry.surfaces(&served, client);
+        server_config(
+            capabilities(surfaces.prompts, surfaces.resources),
+            self.remote,
+        )
     }
 
-    /// Runs `work` on the current snapshot on a blocking thread: listings and
+    /// Prompts answer -32601 when they are off for the client.
+    fn prompts_offered<M: ConstString>(&self, surfaces: Surfaces) -> Result<(), ErrorData> {
+        let flag = self.registry.settings().rules.prompts_flag;
+        offered::<M>(surfaces.prompts, flag, "--no-prompts", "prompts")
+    }
+
+    /// Resources (and the skills extension) answer -32601 when they are off
+    /// for the client.
+    fn resources_offered<M: ConstString>(&self, surfaces: Surfaces) -> Result<(), ErrorData> {
+        let flag = self.registry.settings().rules.resources_flag;
+        offered::<M>(surfaces.resources, flag, "--no-resources", "resources")
+    }
+
+    /// Runs `work` on the client's view on a blocking thread: listings and
     /// digests read folders and whole files.
     async fn blocking<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Served, &crate::files::Files) -> Result<T, ErrorData> + Send + 'static,
+        view: View,
+        work: impl FnOnce(&View, &crate::files::Files) -> Result<T, ErrorData> + Send + 'static,
     ) -> Result<T, ErrorData> {
         let registry = Arc::clone(&self.registry);
-        tokio::task::spawn_blocking(move || work(&registry.current(), registry.files()))
+        tokio::task::spawn_blocking(move || work(&view, registry.files()))
             .await
             .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
     }
 }
 
-/// The name the client gives: `clientInfo.name` of its `initialize`, or on
-/// 2026-07-28 the client info in each request's `_meta`
-/// ([`RequestContext::client_info`] reads either). The one place the handler
-/// learns who is asking.
-fn client_name(name: Option<String>) -> Option<String> {
-    name.filter(|name| !name.is_empty())
-        .map(|name| crate::text::printable(&name).into_owned())
+/// The server's description with `capabilities`, and the instructions
+/// for a local or a remote client.
+fn server_config(capabilities: ServerCapabilities, remote: bool) -> ServerConfig {
+    ServerConfig::new(capabilities)
+        .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
+        .with_instructions(if remote {
+            REMOTE_INSTRUCTIONS
+        } else {
+            INSTRUCTIONS
+        })
 }
 
-/// Sends the list-changed notifications (tools, and prompts and resources
-/// when they are offered) whenever those lists change, until `ended` is
-/// cancelled or the client has gone. A 2026-07-28 client hears of changes
-/// only on the `subscriptions/listen` streams it opens (`listen`).
+/// Sends the client called `client` the list-changed notifications (tools,
+/// and prompts and resources when they are offered to it) whenever those
+/// lists change for it, until `ended` is cancelled or the client has gone.
+/// A 2026-07-28 client hears of changes only on the `subscriptions/listen`
+/// streams it opens (`listen`).
 fn notify_changes(
     mut changes: Changes,
     peer: Peer<RoleServer>,
-    (prompts, resources): (bool, bool),
+    client: Option<String>,
     ended: CancellationToken,
 ) {
     tokio::spawn(async move {
         loop {
             let changed = tokio::select! {
                 () = ended.cancelled() => return,
-                changed = changes.next() => match changed {
+                changed = changes.next(client.as_deref()) => match changed {
                     Some(changed) => changed,
                     None => return,
                 },
@@ -173,10 +259,10 @@ fn notify_changes(
                 if changed.tools {
                     peer.notify_tool_list_changed().await?;
                 }
-                if changed.listing && prompts {
+                if changed.prompts {
                     peer.notify_prompt_list_changed().await?;
                 }
-                if changed.listing && resources {
+                if changed.resources {
                     peer.notify_resource_list_changed().await?;
                 }
                 Ok::<(), rmcp::service::ServiceError>(())
@@ -190,20 +276,27 @@ fn notify_changes(
     });
 }
 
-/// -32601 naming the method and the flag that switched it off.
-fn offered<M: ConstString>(on: bool, flag: &str) -> Result<(), ErrorData> {
+/// -32601 naming the method and what switched it off: the flag, or the
+/// settings file (for every client, or for this one).
+fn offered<M: ConstString>(
+    on: bool,
+    by_flag: bool,
+    flag: &str,
+    what: &str,
+) -> Result<(), ErrorData> {
     if on {
-        Ok(())
-    } else {
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!(
-                "method not found: {} (skillserve runs with {flag})",
-                M::VALUE
-            ),
-            None,
-        ))
+        return Ok(());
     }
+    let why = if by_flag {
+        format!("skillserve runs with {flag}")
+    } else {
+        format!("{what} are off for this client in skillserve's config.toml")
+    };
+    Err(ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {} ({why})", M::VALUE),
+        None,
+    ))
 }
 
 /// The `file` argument, if given, or why it is unusable (`null` counts as
@@ -266,53 +359,50 @@ fn invalid_params(message: String) -> CallToolResult {
 }
 
 impl ServerHandler for SkillServer {
+    /// What any client may be offered: rmcp asks this before it knows who
+    /// asks (and checks the skills extension's methods against it).
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        if self.prompts {
-            let with_prompts = ServerCapabilities::builder()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .build();
-            capabilities.prompts = with_prompts.prompts;
-        }
-        if self.resources {
-            let with_resources = ServerCapabilities::builder()
-                .enable_resources()
-                .enable_resources_list_changed()
-                .enable_skills_with_directory_read()
-                .build();
-            capabilities.resources = with_resources.resources;
-            capabilities.extensions = with_resources.extensions;
-        }
-        if self.prompts || self.resources {
-            capabilities.completions = ServerCapabilities::builder()
-                .enable_completions()
-                .build()
-                .completions;
-        }
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
-            .with_instructions(if self.remote {
-                REMOTE_INSTRUCTIONS
-            } else {
-                INSTRUCTIONS
-            })
+        let (prompts, resources) = self.registry.current().profiles.any_surfaces();
+        server_config(capabilities(prompts, resources), self.remote)
+    }
+
+    /// What this client is offered, by the name it gives; its view is
+    /// computed now, so that its first request finds it ready.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let client = Some(request.client_info.name.as_str()).filter(|name| !name.is_empty());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities = self.info_for(client).capabilities;
+        self.registry.view(&self.registry.current(), client).await;
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let client = client_name(&context);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.info_for(client.as_deref()),
+        ))
     }
 
     /// A client that connected with `initialize` (2025-11-25 and older)
-    /// hears of changes through notifications on its connection (stdio) or
-    /// session stream (HTTP), until the session ends.
+    /// hears of changes to what it is shown through notifications on its
+    /// connection (stdio) or session stream (HTTP), until the session ends.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if let Some(name) = client_name(
-            context
-                .peer
-                .peer_info()
-                .map(|info| info.client_info.name.clone()),
-        ) {
-            tracing::debug!(client = %name, "client initialized");
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|name| !name.is_empty());
+        if let Some(name) = &client {
+            tracing::debug!(client = %crate::text::printable(name), "client initialized");
         }
         let changes = self
             .changes
@@ -320,24 +410,19 @@ impl ServerHandler for SkillServer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         if let Some(changes) = changes {
-            notify_changes(
-                changes,
-                context.peer,
-                (self.prompts, self.resources),
-                self.ended.clone(),
-            );
+            notify_changes(changes, context.peer, client, self.ended.clone());
         }
     }
 
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         page::single(request.as_ref(), "tools/list")?;
-        let served = self.registry.current();
+        let (view, _) = self.seen(client_name(&context).as_deref()).await;
         Ok(ListToolsResult::with_all_items(vec![tool(
-            &served.description,
+            view.description(),
         )]))
     }
 
@@ -346,10 +431,9 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let client = client_name(&context);
         tracing::trace!(
-            client = client_name(context.client_info().map(|info| info.name))
-                .as_deref()
-                .unwrap_or("unknown"),
+            client = %crate::text::printable(client.as_deref().unwrap_or("unknown")),
             "tools/call"
         );
         if request.name != TOOL_NAME {
@@ -368,12 +452,13 @@ impl ServerHandler for SkillServer {
             Ok(arguments) => arguments,
             Err(message) => return Ok(invalid_params(message).into()),
         };
+        let client = client.as_deref();
         let (is_error, content) = match file {
-            None => match self.caller.call(name).await {
+            None => match self.caller.call(client, name).await {
                 Answer::Invalid(message) => return Ok(invalid_params(message).into()),
                 answer => (answer.is_error(), text_blocks(answer)),
             },
-            Some(file) => match self.caller.call_file(name, file).await {
+            Some(file) => match self.caller.call_file(client, name, file).await {
                 FileAnswer::Skill(Answer::Invalid(message)) => {
                     return Ok(invalid_params(message).into());
                 }
@@ -391,39 +476,50 @@ impl ServerHandler for SkillServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.prompts_offered::<rmcp::model::ListPromptsRequestMethod>()?;
-        prompts::list(&self.registry.current(), request.as_ref())
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.prompts_offered::<rmcp::model::ListPromptsRequestMethod>(surfaces)?;
+        prompts::list(&view, request.as_ref())
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompts_offered::<rmcp::model::GetPromptRequestMethod>()?;
-        Ok(prompts::get(&self.caller, &request).await?.into())
+        let client = client_name(&context);
+        let served = self.registry.current();
+        let surfaces = self.registry.surfaces(&served, client.as_deref());
+        self.prompts_offered::<rmcp::model::GetPromptRequestMethod>(surfaces)?;
+        Ok(prompts::get(&self.caller, client.as_deref(), &request)
+            .await?
+            .into())
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        let settings = self.registry.settings();
+        let by_flag = settings.rules.prompts_flag && settings.rules.resources_flag;
         offered::<rmcp::model::CompleteRequestMethod>(
-            self.prompts || self.resources,
+            surfaces.prompts || surfaces.resources,
+            by_flag,
             "--no-prompts --no-resources",
+            "prompts and resources",
         )?;
-        let (prompts, resources) = (self.prompts, self.resources);
+        let (prompts, resources) = (surfaces.prompts, surfaces.resources);
         // On a blocking thread: completion compares against every skill, and
         // a skill's files may have to be listed.
-        self.blocking(move |served, files| {
+        self.blocking(view, move |view, files| {
             Ok(match &request.r#ref {
                 Reference::Resource(_) if resources => {
-                    resources::complete(served, files, &request).unwrap_or_default()
+                    resources::complete(view, files, &request).unwrap_or_default()
                 }
-                Reference::Prompt(_) if prompts => prompts::complete(served, &request),
+                Reference::Prompt(_) if prompts => prompts::complete(view, &request),
                 _ => CompleteResult::default(),
             })
         })
@@ -433,18 +529,22 @@ impl ServerHandler for SkillServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.resources_offered::<rmcp::model::ListResourcesRequestMethod>()?;
-        resources::list(&self.registry.current(), request.as_ref())
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.resources_offered::<rmcp::model::ListResourcesRequestMethod>(surfaces)?;
+        resources::list(&view, request.as_ref())
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.resources_offered::<rmcp::model::ListResourceTemplatesRequestMethod>()?;
+        let client = client_name(&context);
+        let served = self.registry.current();
+        let surfaces = self.registry.surfaces(&served, client.as_deref());
+        self.resources_offered::<rmcp::model::ListResourceTemplatesRequestMethod>(surfaces)?;
         page::single(request.as_ref(), "resources/templates/list")?;
         Ok(resources::templates())
     }
@@ -452,21 +552,23 @@ impl ServerHandler for SkillServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.resources_offered::<rmcp::model::ReadResourceRequestMethod>()?;
-        let served = self.registry.current();
-        Ok(resources::read(&served, self.registry.files(), &request.uri)?.into())
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.resources_offered::<rmcp::model::ReadResourceRequestMethod>(surfaces)?;
+        Ok(resources::read(&view, self.registry.files(), &request.uri)?.into())
     }
 
     async fn read_resource_directory(
         &self,
         request: ReadResourceDirectoryRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.resources_offered::<rmcp::model::ReadResourceDirectoryRequestMethod>(surfaces)?;
         let page = PaginatedRequestParams::default().with_cursor(request.cursor.clone());
-        self.blocking(move |served, files| {
-            resources::read_directory(served, files, &request.uri, &page)
+        self.blocking(view, move |view, files| {
+            resources::read_directory(view, files, &request.uri, &page)
         })
         .await
     }
@@ -474,48 +576,59 @@ impl ServerHandler for SkillServer {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        self.blocking(move |served, files| skills::list(served, files, request.as_ref()))
-            .await
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.resources_offered::<rmcp::model::ListSkillsRequestMethod>(surfaces)?;
+        self.blocking(view, move |view, files| {
+            skills::list(view, files, request.as_ref())
+        })
+        .await
     }
 
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        self.blocking(move |served, files| skills::get(served, files, &request.uri))
-            .await
+        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        self.resources_offered::<rmcp::model::GetSkillRequestMethod>(surfaces)?;
+        self.blocking(view, move |view, files| {
+            skills::get(view, files, &request.uri)
+        })
+        .await
     }
 
     /// 2026-07-28 clients hear of changes only on a `subscriptions/listen`
-    /// stream (behaviour.md §13): tools, and prompts and resources when they
-    /// are offered.
+    /// stream (behaviour.md §13): tools, and prompts and resources when some
+    /// client may be offered them (rmcp also keeps to what `get_info`
+    /// declares); a stream only carries what its own client is offered.
     fn accepted_subscription_filter(
         &self,
         _requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let (prompts, resources) = self.registry.current().profiles.any_surfaces();
         let mut accepted = SubscriptionFilter::builder().tools_list_changed();
-        if self.prompts {
+        if prompts {
             accepted = accepted.prompts_list_changed();
         }
-        if self.resources {
+        if resources {
             accepted = accepted.resources_list_changed();
         }
         Some(accepted.build())
     }
 
-    /// Runs one listen stream: every change of what clients list is sent on
-    /// it, as far as the stream accepted it, until the client cancels it or
-    /// goes away.
+    /// Runs one listen stream: every change of what its client lists is
+    /// sent on it, as far as the stream accepted it, until the client
+    /// cancels it or goes away.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let client = client_name(context.request_context());
         let mut changes = self.registry.changes();
         let accepted = context.accepted().clone();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.next() => {
+                changed = changes.next(client.as_deref()) => {
                     let Some(changed) = changed else {
                         return Ok(());
                     };
@@ -524,10 +637,10 @@ impl ServerHandler for SkillServer {
                         if changed.tools && accepted.tools_list_changed == Some(true) {
                             sink.notify_tool_list_changed().await?;
                         }
-                        if changed.listing && accepted.prompts_list_changed == Some(true) {
+                        if changed.prompts && accepted.prompts_list_changed == Some(true) {
                             sink.notify_prompt_list_changed().await?;
                         }
-                        if changed.listing && accepted.resources_list_changed == Some(true) {
+                        if changed.resources && accepted.resources_list_changed == Some(true) {
                             sink.notify_resource_list_changed().await?;
                         }
                         Ok::<(), rmcp::service::SubscriptionSendError>(())

@@ -25,8 +25,9 @@ use std::time::Instant;
 
 use rmcp::ServiceExt;
 
-use crate::config::{Config, ServeOptions};
+use crate::config::{Env, Flags, ServeOptions, Settings};
 use crate::diagnostic::Severity;
+use crate::snapshot;
 
 use crate::render::Base;
 use handler::SkillServer;
@@ -49,15 +50,15 @@ pub enum Stop {
 ///
 /// The first scan runs on a blocking thread while signals are already being
 /// listened for, so even a slow start-up can be interrupted cleanly.
-pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
-    if options.http.is_some() {
-        return http::run(config, options).await;
+pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<Stop> {
+    if settings.serve.http.is_some() {
+        return http::run(settings, flags, env).await;
     }
     let mut shutdown = std::pin::pin!(shutdown_signal());
-    let budget = options.description_budget;
+    let options = settings.serve.clone();
     let started = Instant::now();
     let registry = tokio::select! {
-        registry = tokio::task::spawn_blocking(move || Registry::new(config, budget)) => Arc::new(registry?),
+        registry = tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)) => Arc::new(registry?),
         signal = &mut shutdown => return Ok(Stop::Signal(signal)),
     };
     log_startup(&registry, &options, started.elapsed());
@@ -127,7 +128,7 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
     for diagnostic in &snapshot.diagnostics {
         diagnostic.log();
     }
-    let by_source = snapshot.count_by_source();
+    let by_source = snapshot::count_by_source(snapshot.skills().iter());
     let errors = snapshot
         .diagnostics
         .iter()
@@ -164,6 +165,17 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
             "off (--no-watch)"
         },
     );
+    let settings = registry.settings();
+    match &settings.location {
+        Some(location) if settings.file_found => {
+            tracing::info!(
+                "settings from {} ({} client profiles)",
+                location.path.display(),
+                settings.rules.profiles.len()
+            );
+        }
+        _ => tracing::debug!("no settings file; flags, environment and defaults apply"),
+    }
     for (root, count) in snapshot.roots.iter().zip(&snapshot.per_root) {
         tracing::debug!(source = %root.source, skills = count, "scanned {}", root.path.display());
     }

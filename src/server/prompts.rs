@@ -14,8 +14,8 @@ use rmcp::model::{
 use serde_json::Value;
 
 use crate::answer::Answer;
+use crate::profiles::View;
 use crate::server::page::{self, Page};
-use crate::server::registry::Served;
 use crate::server::rescan::Caller;
 use crate::skill::Skill;
 
@@ -25,18 +25,16 @@ pub const SKILL_PROMPT: &str = "skill";
 /// Completions returned at most (the MCP limit).
 const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
 
-/// `prompts/list`: the `skill` prompt, then one prompt per served skill (in
-/// the tool description's order), a page at a time.
+/// `prompts/list`: the `skill` prompt, then one prompt per skill the client
+/// is shown (in the tool description's order), a page at a time.
 pub fn list(
-    served: &Served,
+    view: &View,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let skills = served.snapshot.skills();
     // The `skill` prompt is item 0; a skill named `skill` is reached through it.
     let items: Vec<Option<&Skill>> = std::iter::once(None)
         .chain(
-            skills
-                .iter()
+            view.skills()
                 .filter(|s| !s.name.eq_ignore_ascii_case(SKILL_PROMPT))
                 .map(Some),
         )
@@ -89,6 +87,7 @@ fn task_argument() -> PromptArgument {
 /// cannot be loaded, is an error carrying the `skill` tool's text.
 pub async fn get(
     caller: &Caller,
+    client: Option<&str>,
     request: &GetPromptRequestParams,
 ) -> Result<GetPromptResult, ErrorData> {
     let argument = |name: &str| -> Result<Option<&str>, ErrorData> {
@@ -114,7 +113,7 @@ pub async fn get(
     } else {
         request.name.clone()
     };
-    let answer = caller.call(&name).await;
+    let answer = caller.call(client, &name).await;
     let text = match answer {
         Answer::Skill { text, .. } => text,
         other => return Err(ErrorData::invalid_params(other.into_text(), None)),
@@ -132,24 +131,22 @@ pub async fn get(
 /// `completion/complete` for the `skill` prompt's `name`: skill names that
 /// start with what was typed (full or short name), then what the search of a miss finds,
 /// at most 100, with the total.
-pub fn complete(served: &Served, request: &CompleteRequestParams) -> CompleteResult {
+pub fn complete(view: &View, request: &CompleteRequestParams) -> CompleteResult {
     let wanted = matches!(&request.r#ref, Reference::Prompt(prompt)
         if prompt.name == SKILL_PROMPT && request.argument.name == "name");
     if !wanted {
         return CompleteResult::default();
     }
-    let names = matching_names(served, &request.argument.value);
+    let names = matching_names(view, &request.argument.value);
     completion(names)
 }
 
-/// Skill names matching `typed`: prefix matches first (in listing order),
-/// then fuzzy ones (best first).
-pub fn matching_names<'a>(served: &'a Served, typed: &str) -> Vec<&'a str> {
-    let snapshot = &served.snapshot;
+/// Names of shown skills matching `typed`: prefix matches first (in listing
+/// order), then fuzzy ones (best first).
+pub fn matching_names<'a>(view: &'a View, typed: &str) -> Vec<&'a str> {
     let typed = typed.trim().to_lowercase();
-    let mut names: Vec<&str> = snapshot
+    let mut names: Vec<&str> = view
         .skills()
-        .iter()
         .filter(|s| {
             s.name.to_lowercase().starts_with(&typed)
                 || s.short_name().to_lowercase().starts_with(&typed)
@@ -157,7 +154,7 @@ pub fn matching_names<'a>(served: &'a Served, typed: &str) -> Vec<&'a str> {
         .map(|s| s.name.as_str())
         .collect();
     if !typed.is_empty() {
-        let fuzzy = snapshot.search(&typed, MAX_COMPLETIONS);
+        let fuzzy = view.search(&typed, MAX_COMPLETIONS);
         for skill in fuzzy {
             if !names.contains(&skill.name.as_str()) {
                 names.push(&skill.name);

@@ -1,10 +1,13 @@
-//! The live set of skills: the current snapshot, and the refreshes that
-//! replace it (behaviour.md §6).
+//! The live set of skills: the current snapshot, the settings it is shown
+//! with, each client's view of it, and the refreshes that replace them
+//! (behaviour.md §6, §17).
 //!
 //! Readers take the current [`Served`] with one atomic load and keep it for the
 //! whole request, so a refresh never blocks or changes a request in flight.
 //! Refreshes run one at a time on a blocking thread; a refresh asked for while
-//! one runs is coalesced into a single follow-up.
+//! one runs is coalesced into a single follow-up. Each refresh also looks at
+//! `config.toml` (one `stat`) and, when it changed, reads it again: a file
+//! that is not valid is logged and the settings in use are kept.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -13,99 +16,136 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
-use crate::config::Config;
+use crate::config::{Env, Flags, Settings, settings};
 use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
+use crate::disk::Stamp;
 use crate::files::Files;
 use crate::installed::Verify;
-use crate::render;
+use crate::profiles::{Key, Profiles, Surfaces, View};
 use crate::scan::Cache;
 use crate::snapshot::{self, Snapshot};
-use crate::uri;
 
-/// What the server serves now: a snapshot and the tool description rendered
-/// from it.
-#[derive(Debug)]
+/// Client names whose views a refresh computes right away, at most: the
+/// clients connected now (stdio has one; a team server a few).
+const MAX_KNOWN_CLIENTS: usize = 64;
+
+/// What the server serves now: a snapshot, the settings it is shown with,
+/// and each client's view of it, computed once per client key.
 pub struct Served {
-    pub snapshot: Snapshot,
-    pub description: String,
-    /// The skills `skills/list` may list, found on its first request.
-    listable: OnceLock<Vec<usize>>,
+    pub snapshot: Arc<Snapshot>,
+    pub profiles: Arc<Profiles>,
+    views: Box<[OnceLock<View>]>,
+}
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served")
+            .field("skills", &self.snapshot.skills().len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Served {
-    fn new(snapshot: Snapshot, description: String) -> Served {
+    fn new(snapshot: Arc<Snapshot>, profiles: Arc<Profiles>) -> Served {
+        let views = (0..profiles.slots()).map(|_| OnceLock::new()).collect();
         Served {
             snapshot,
-            description,
-            listable: OnceLock::new(),
+            profiles,
+            views,
         }
     }
 
-    /// The indices (in [`Snapshot::skills`]) of the skills whose names the
-    /// skills extension accepts ([`uri::unlistable`]); computed once per
-    /// snapshot, when a client first asks, never at start-up.
-    pub fn listable(&self) -> &[usize] {
-        self.listable.get_or_init(|| {
-            let skills = self.snapshot.skills().iter().enumerate();
-            skills
-                .filter(|(_, skill)| uri::unlistable(skill).is_none())
-                .map(|(i, _)| i)
-                .collect()
-        })
+    /// `key`'s view, if it is computed.
+    pub fn ready(&self, key: Key) -> Option<&View> {
+        self.views[self.profiles.slot(key)].get()
+    }
+
+    /// `key`'s view, computed now if it is not (O(skills): not on the
+    /// runtime's thread; see [`Registry::view`]).
+    pub fn view(&self, key: Key) -> &View {
+        self.views[self.profiles.slot(key)].get_or_init(|| self.profiles.view(&self.snapshot, key))
+    }
+
+    /// The key, view and surfaces of the client called `client`, when its
+    /// view is computed.
+    fn client(&self, client: Option<&str>) -> (Key, Option<&View>, Surfaces) {
+        let key = self.profiles.key(client);
+        (key, self.ready(key), self.profiles.surfaces(key))
     }
 }
 
-/// Counters of what clients list, bumped on each change, so that a listener
-/// can tell which list-changed notifications to send.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Versions {
-    /// The `skill` tool's description (`tools/list_changed`).
-    pub description: u64,
-    /// The served skills' names and descriptions: the prompts and resources
-    /// lists (`prompts/list_changed`, `resources/list_changed`).
-    pub listing: u64,
-}
-
-impl Versions {
-    /// What changed from `before` to `self`.
-    fn since(self, before: Versions) -> Changed {
-        Changed {
-            tools: self.description != before.description,
-            listing: self.listing != before.listing,
-        }
-    }
-}
-
-/// Which lists changed.
+/// Which lists changed for one client.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Changed {
+    /// The `skill` tool's description (`tools/list_changed`).
     pub tools: bool,
-    pub listing: bool,
+    /// The prompts list (`prompts/list_changed`).
+    pub prompts: bool,
+    /// The resources list and the skills extension's
+    /// (`resources/list_changed`).
+    pub resources: bool,
 }
 
-/// The changes of what clients list, as one listener sees them.
+impl Changed {
+    fn any(self) -> bool {
+        self.tools || self.prompts || self.resources
+    }
+}
+
+/// The changes of what one client lists, as its listener sees them.
 pub struct Changes {
-    versions: watch::Receiver<Versions>,
-    seen: Versions,
+    registry: Arc<Registry>,
+    generations: watch::Receiver<u64>,
+    seen: Arc<Served>,
 }
 
 impl Changes {
-    /// What changed since the last call (or since this listener was made),
-    /// once something has; `None` when the registry is gone. Cancel-safe.
-    pub async fn next(&mut self) -> Option<Changed> {
-        self.versions.changed().await.ok()?;
-        let now = *self.versions.borrow_and_update();
-        let changed = now.since(self.seen);
-        self.seen = now;
-        Some(changed)
+    /// What changed for the client called `client` since the last call (or
+    /// since this listener was made), once something has; `None` when the
+    /// registry is gone. Cancel-safe.
+    pub async fn next(&mut self, client: Option<&str>) -> Option<Changed> {
+        loop {
+            self.generations.changed().await.ok()?;
+            self.generations.borrow_and_update();
+            let now = self.registry.current();
+            let before = Arc::clone(&self.seen);
+            let old = self.registry.view(&before, client).await;
+            let new = self.registry.view(&now, client).await;
+            let (_, _, was) = before.client(client);
+            let (_, _, is) = now.client(client);
+            self.seen = now;
+            let listing = !new.same_listing(&old);
+            let changed = Changed {
+                tools: new.description() != old.description(),
+                prompts: (listing && is.prompts) || was.prompts != is.prompts,
+                resources: (listing && is.resources) || was.resources != is.resources,
+            };
+            if changed.any() {
+                return Some(changed);
+            }
+            tracing::debug!(
+                "what {} lists did not change",
+                client.map_or("the client".to_owned(), |name| format!("'{name}'"))
+            );
+        }
     }
+}
+
+/// The settings in use and the version of the settings file they were read
+/// from (of the last attempt: a bad file is not read again until it changes).
+struct Current {
+    settings: Arc<Settings>,
+    file: Option<Stamp>,
 }
 
 /// The live set of skills.
 pub struct Registry {
-    config: Config,
-    budget: usize,
+    /// The command line and environment: merged with `config.toml` again
+    /// whenever it changes.
+    flags: Flags,
+    env: Env,
+    settings: Mutex<Current>,
     current: ArcSwap<Served>,
     contents: Contents,
     files: Files,
@@ -115,8 +155,11 @@ pub struct Registry {
     gate: Mutex<Gate>,
     /// The number of the last finished refresh.
     finished: watch::Sender<u64>,
-    /// Bumped whenever what clients list changes.
-    versions: watch::Sender<Versions>,
+    /// Bumped whenever what some client lists may have changed.
+    generations: watch::Sender<u64>,
+    /// The names of clients whose views have been asked for: a refresh
+    /// computes theirs right away.
+    known: Mutex<Vec<Option<String>>>,
 }
 
 #[derive(Default)]
@@ -133,25 +176,39 @@ impl Registry {
     /// Installed skills are checked by their `SKILL.md` alone
     /// ([`Verify::Quick`]): the server refreshes right after start-up,
     /// which checks all their files ([`Registry::has_installed`]).
-    pub fn new(config: Config, budget: usize) -> Registry {
+    pub fn new(settings: Settings, flags: Flags, env: Env) -> Registry {
+        let file = settings_file_stamp(&settings);
         let mut cache = Cache::default();
-        let snapshot = snapshot::load_with(&config, &mut cache, None, Verify::Quick);
-        let description = render::tool_description(snapshot.skills(), budget);
+        let snapshot = Arc::new(snapshot::load_with(
+            &settings.config,
+            &mut cache,
+            None,
+            Verify::Quick,
+        ));
+        let profiles = Arc::new(Profiles::new(&settings));
+        let max_file_bytes = settings.config.max_file_bytes;
         Registry {
-            contents: Contents::new(config.max_file_bytes),
-            files: Files::new(config.max_file_bytes),
-            config,
-            budget,
-            current: ArcSwap::from_pointee(Served::new(snapshot, description)),
+            contents: Contents::new(max_file_bytes),
+            files: Files::new(max_file_bytes),
+            flags,
+            env,
+            settings: Mutex::new(Current {
+                settings: Arc::new(settings),
+                file,
+            }),
+            current: ArcSwap::from_pointee(Served::new(snapshot, profiles)),
             cache: Mutex::new(cache),
             gate: Mutex::new(Gate::default()),
             finished: watch::Sender::new(0),
-            versions: watch::Sender::new(Versions::default()),
+            generations: watch::Sender::new(0),
+            known: Mutex::new(Vec::new()),
         }
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The settings in use.
+    pub fn settings(&self) -> Arc<Settings> {
+        let current = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(&current.settings)
     }
 
     /// Whether the current snapshot serves installed skills (whose files
@@ -171,16 +228,64 @@ impl Registry {
         &self.files
     }
 
-    /// The current snapshot and description. Hold it for a whole request.
+    /// The current snapshot, settings and views. Hold it for a whole request.
     pub fn current(&self) -> Arc<Served> {
         self.current.load_full()
     }
 
+    /// The view of `served` for the client called `client`: computed on a
+    /// blocking thread the first time (and computed by every refresh from
+    /// then on, as long as the client is among the last
+    /// [`MAX_KNOWN_CLIENTS`]).
+    pub async fn view(&self, served: &Arc<Served>, client: Option<&str>) -> View {
+        self.view_and_surfaces(served, client).await.0
+    }
+
+    /// [`Registry::view`] and [`Registry::surfaces`], the client's key
+    /// found once.
+    pub async fn view_and_surfaces(
+        &self,
+        served: &Arc<Served>,
+        client: Option<&str>,
+    ) -> (View, Surfaces) {
+        let key = served.profiles.key(client);
+        let surfaces = served.profiles.surfaces(key);
+        if let Some(view) = served.ready(key) {
+            return (view.clone(), surfaces);
+        }
+        self.remember(client);
+        let served = Arc::clone(served);
+        match tokio::task::spawn_blocking(move || served.view(key).clone()).await {
+            Ok(view) => (view, surfaces),
+            Err(err) => std::panic::resume_unwind(err.into_panic()),
+        }
+    }
+
+    /// What the client called `client` is offered besides the skills.
+    pub fn surfaces(&self, served: &Served, client: Option<&str>) -> Surfaces {
+        served.client(client).2
+    }
+
+    fn remember(&self, client: Option<&str>) {
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.iter().any(|k| k.as_deref() == client) {
+            return;
+        }
+        if known.len() == MAX_KNOWN_CLIENTS {
+            known.remove(0);
+        }
+        known.push(client.map(str::to_owned));
+    }
+
     /// A listener for the changes of what clients list from now on.
-    pub fn changes(&self) -> Changes {
-        let mut versions = self.versions.subscribe();
-        let seen = *versions.borrow_and_update();
-        Changes { versions, seen }
+    pub fn changes(self: &Arc<Self>) -> Changes {
+        let mut generations = self.generations.subscribe();
+        generations.borrow_and_update();
+        Changes {
+            registry: Arc::clone(self),
+            generations,
+            seen: self.current(),
+        }
     }
 
     /// A receiver that sees the number of every finished refresh.
@@ -235,36 +340,98 @@ impl Registry {
         }
     }
 
-    /// Rescans, swaps the new snapshot in, and bumps the description version
-    /// when the description changed.
+    /// Reads `config.toml` again if it changed, rescans, computes the views
+    /// of the known clients, swaps the result in, and tells the listeners
+    /// when what some client lists may have changed.
     fn refresh_blocking(&self) {
         let started = Instant::now();
-        // Refreshes never overlap, so this is the snapshot being replaced.
+        // Refreshes never overlap, so this is what is being replaced.
         let previous = self.current();
+        let (settings, reloaded) = self.reload_settings();
         let snapshot = {
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            snapshot::load(&self.config, &mut cache, Some(&previous.snapshot))
+            snapshot::load(&settings.config, &mut cache, Some(&previous.snapshot))
         };
-        let unchanged = snapshot.same_skills(&previous.snapshot);
-        let description = if unchanged {
-            previous.description.clone()
-        } else {
-            render::tool_description(snapshot.skills(), self.budget)
+        let snapshot = Arc::new(snapshot);
+        let profiles = match reloaded {
+            true => Arc::new(Profiles::new(&settings)),
+            false => Arc::clone(&previous.profiles),
         };
-        let current = Arc::new(Served::new(snapshot, description));
+        let current = Arc::new(Served::new(Arc::clone(&snapshot), Arc::clone(&profiles)));
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for client in known {
+            let key = profiles.key(client.as_deref());
+            let before = previous.ready(key).filter(|_| !reloaded);
+            let view = profiles.view_after(before, &snapshot, key);
+            let _ = current.views[profiles.slot(key)].set(view);
+        }
         self.current.store(Arc::clone(&current));
         for diagnostic in new_diagnostics(&previous.snapshot, &current.snapshot) {
             diagnostic.log();
         }
-        let changed = previous.description != current.description;
-        log_refresh(&previous, &current, unchanged, changed, started.elapsed());
-        let listing_changed = !current.snapshot.same_listing(&previous.snapshot);
-        if changed || listing_changed {
-            self.versions.send_modify(|versions| {
-                versions.description += u64::from(changed);
-                versions.listing += u64::from(listing_changed);
-            });
+        let unchanged = snapshot.same_skills(&previous.snapshot);
+        log_refresh(&previous, &current, unchanged, started.elapsed());
+        if reloaded || !unchanged || snapshot.also_found != previous.snapshot.also_found {
+            self.generations.send_modify(|generation| *generation += 1);
         }
+    }
+
+    /// The settings to refresh with, and whether they were just read again
+    /// from a changed `config.toml`. Settings that only take effect at
+    /// start-up keep their values, with a warning.
+    fn reload_settings(&self) -> (Arc<Settings>, bool) {
+        let mut current = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+        let file = settings_file_stamp(&current.settings);
+        if file == current.file {
+            return (Arc::clone(&current.settings), false);
+        }
+        current.file = file;
+        let mut fresh = match settings::load(&self.flags, &self.env) {
+            Ok(fresh) => fresh,
+            Err(err) => {
+                tracing::error!("{err}; keeping the settings in use until the file is fixed");
+                return (Arc::clone(&current.settings), false);
+            }
+        };
+        let old = &current.settings;
+        let mut needs_restart = Vec::new();
+        if fresh.config.max_file_bytes != old.config.max_file_bytes {
+            needs_restart.push("max_file_bytes");
+            fresh.config.max_file_bytes = old.config.max_file_bytes;
+        }
+        if fresh.serve.refresh_interval != old.serve.refresh_interval {
+            needs_restart.push("refresh_interval");
+            fresh.serve.refresh_interval = old.serve.refresh_interval;
+        }
+        if fresh.serve.watch != old.serve.watch {
+            needs_restart.push("watch");
+            fresh.serve.watch = old.serve.watch;
+        }
+        if fresh.log_level != old.log_level {
+            needs_restart.push("log_level");
+        }
+        let path = fresh
+            .location
+            .as_ref()
+            .map_or(String::new(), |l| l.path.display().to_string());
+        tracing::info!("settings read again from {path}");
+        if !needs_restart.is_empty() {
+            tracing::warn!(
+                "{} changed in {path}: this takes effect when skillserve restarts",
+                needs_restart.join(", ")
+            );
+        }
+        current.settings = Arc::new(fresh);
+        (Arc::clone(&current.settings), true)
+    }
+
+    /// The settings file to watch, if there is one.
+    pub fn settings_file(&self) -> Option<std::path::PathBuf> {
+        self.settings().location.as_ref().map(|l| l.path.clone())
     }
 
     /// Builds the current snapshot's search index on a blocking thread, after
@@ -293,14 +460,15 @@ impl Registry {
     }
 }
 
+/// The version of the settings file, `None` when it is not there (or there
+/// is no place for it).
+fn settings_file_stamp(settings: &Settings) -> Option<Stamp> {
+    let path = &settings.location.as_ref()?.path;
+    std::fs::metadata(path).ok().map(|meta| Stamp::of(&meta))
+}
+
 /// One log line per refresh: `info` when the skills changed, `debug` when not.
-fn log_refresh(
-    previous: &Served,
-    current: &Served,
-    unchanged: bool,
-    description_changed: bool,
-    elapsed: Duration,
-) {
+fn log_refresh(previous: &Served, current: &Served, unchanged: bool, elapsed: Duration) {
     let delta = if unchanged {
         Delta::default()
     } else {
@@ -308,7 +476,7 @@ fn log_refresh(
     };
     let elapsed_ms = elapsed.as_secs_f64() * 1e3;
     let skills = current.snapshot.skills().len();
-    if description_changed || !delta.is_empty() {
+    if !delta.is_empty() {
         tracing::info!(
             "refresh: {skills} skills (+{} added, -{} removed, ~{} changed) in {elapsed_ms:.1} ms",
             delta.added,

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::answer::{self, Answer, FileAnswer, Lookup};
+use crate::profiles::View;
 use crate::render::Base;
-use crate::server::registry::{Registry, Served};
+use crate::server::registry::Registry;
 
 /// Misses (and passing read errors) trigger at most one rescan per this
 /// interval.
@@ -45,66 +46,65 @@ impl Caller {
         }
     }
 
-    /// Answers a `skill` call. A miss rescans once (rate-limited) and answers
-    /// from the new snapshot; a skill whose file vanished always does. A
-    /// passing read error answers at once and refreshes in the background.
-    /// What is still a miss then is searched on a blocking thread.
-    pub async fn call(&self, name: &str) -> Answer {
-        let now = |served: &Served| {
+    /// Answers a `skill` call of the client called `client`, from its view.
+    /// A miss rescans once (rate-limited) and answers from the new snapshot;
+    /// a skill whose file vanished always does. A passing read error answers
+    /// at once and refreshes in the background. What is still a miss then is
+    /// searched on a blocking thread.
+    pub async fn call(&self, client: Option<&str>, name: &str) -> Answer {
+        let now = |view: &View| {
             let (contents, files) = (self.registry.contents(), self.registry.files());
-            answer::lookup(&served.snapshot, name, contents, files, self.base)
+            answer::lookup(view, name, contents, files, self.base)
         };
-        match self.look_up(name, now, |answer| Some(answer)).await {
+        match self.look_up(client, name, now, |answer| Some(answer)).await {
             (_, Lookup::Answer(answer)) => answer,
-            (served, Lookup::Miss { vanished }) => search(served, name, vanished).await,
+            (view, Lookup::Miss { vanished }) => search(view, name, vanished).await,
         }
     }
 
     /// Answers a `skill` call with a `file`: a name that resolves to nothing
     /// is handled like [`Caller::call`]'s miss, before the file is looked at.
-    pub async fn call_file(&self, name: &str, file: &str) -> FileAnswer {
-        let now = |served: &Served| {
-            answer::lookup_file(
-                &served.snapshot,
-                name,
-                file,
-                self.registry.files(),
-                self.base,
-            )
-        };
-        match self.look_up(name, now, FileAnswer::about_the_skill).await {
+    pub async fn call_file(&self, client: Option<&str>, name: &str, file: &str) -> FileAnswer {
+        let now =
+            |view: &View| answer::lookup_file(view, name, file, self.registry.files(), self.base);
+        match self
+            .look_up(client, name, now, FileAnswer::about_the_skill)
+            .await
+        {
             (_, Lookup::Answer(answer)) => answer,
-            (served, Lookup::Miss { vanished }) => {
-                FileAnswer::Skill(search(served, name, vanished).await)
+            (view, Lookup::Miss { vanished }) => {
+                FileAnswer::Skill(search(view, name, vanished).await)
             }
         }
     }
 
-    /// `now` on the current snapshot, and again after a rescan when what it
-    /// found (a miss, or an answer about the skill: `about`) calls for one;
-    /// with the snapshot it was found in. Files are read on the executor:
-    /// a regular file of bounded size, usually unchanged since the last call
-    /// (see `contents`), and handing it to a blocking thread cost more than
-    /// the read (measured: 26 futex calls per request against 1.5).
+    /// `now` on the client's view of the current snapshot, and again after a
+    /// rescan when what it found (a miss, or an answer about the skill:
+    /// `about`) calls for one; with the view it was found in. Files are read
+    /// on the executor: a regular file of bounded size, usually unchanged
+    /// since the last call (see `contents`), and handing it to a blocking
+    /// thread cost more than the read (measured: 26 futex calls per request
+    /// against 1.5).
     async fn look_up<T>(
         &self,
+        client: Option<&str>,
         name: &str,
-        now: impl Fn(&Served) -> Lookup<T>,
+        now: impl Fn(&View) -> Lookup<T>,
         about: for<'a> fn(&'a T) -> Option<&'a Answer>,
-    ) -> (Arc<Served>, Lookup<T>) {
-        let served = self.registry.current();
-        let first = now(&served);
+    ) -> (View, Lookup<T>) {
+        let view = self.registry.view(&self.registry.current(), client).await;
+        let first = now(&view);
         match self.next(name, &first, about) {
-            Next::Answer => (served, first),
+            Next::Answer => (view, first),
             Next::RefreshInBackground => {
                 self.registry.request_refresh();
-                (served, first)
+                (view, first)
             }
             Next::RescanAndRetry => {
                 self.registry.refresh_and_wait().await;
-                let served = self.registry.current();
-                let again = now(&served);
-                (served, again)
+                let view = self.registry.view(&self.registry.current(), client).await;
+                let again = now(&view);
+                (view, again)
             }
         }
     }
@@ -170,10 +170,10 @@ impl Caller {
     }
 }
 
-/// "Not found" for `name` on `served`, searched on a blocking thread.
-async fn search(served: Arc<Served>, name: &str, vanished: Option<String>) -> Answer {
+/// "Not found" for `name` in `view`, searched on a blocking thread.
+async fn search(view: View, name: &str, vanished: Option<String>) -> Answer {
     let name = name.to_owned();
-    let search = move || answer::not_found(&served.snapshot, &name, vanished.as_deref());
+    let search = move || answer::not_found(&view, &name, vanished.as_deref());
     match tokio::task::spawn_blocking(search).await {
         Ok(answer) => answer,
         Err(err) => std::panic::resume_unwind(err.into_panic()),

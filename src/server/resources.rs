@@ -22,9 +22,9 @@ use crate::answer;
 use crate::files::Files;
 use crate::gate::{FileError, Kind, Target};
 use crate::mime::{self, Raw};
+use crate::profiles::View;
 use crate::server::page::{self, Page};
 use crate::server::prompts;
-use crate::server::registry::Served;
 use crate::skill::Skill;
 use crate::uri::{self, SKILL_MD};
 
@@ -33,21 +33,20 @@ pub const SKILL_MD_TEMPLATE: &str = "skill://{name}/SKILL.md";
 /// The template of any file in a skill.
 pub const FILE_TEMPLATE: &str = "skill://{name}/{+path}";
 
-/// `resources/list`: every served skill's `SKILL.md`, in the tool
-/// description's order, a page at a time.
+/// `resources/list`: the `SKILL.md` of every skill the client is shown, in
+/// the tool description's order, a page at a time.
 pub fn list(
-    served: &Served,
+    view: &View,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let Page { items, next_cursor } = page::page(
-        served.snapshot.skills(),
-        request,
-        "resources/list",
-        |skill| skill.name.as_str(),
-    )?;
+    let Page { items, next_cursor } =
+        page::page(view.visible(), request, "resources/list", |&c| {
+            view.skill(c).name.as_str()
+        })?;
     let resources = items
         .iter()
-        .map(|skill| {
+        .map(|&c| {
+            let skill = view.skill(c);
             let resource = Resource::new(uri::skill_md(&skill.name), skill.name.as_str())
                 .with_mime_type("text/markdown");
             match skill.description() {
@@ -79,8 +78,8 @@ pub fn templates() -> ListResourceTemplatesResult {
 
 /// `resources/read`: the file's bytes, as `text` when they are text and as a
 /// base64 `blob` otherwise, with the MIME type by extension.
-pub fn read(served: &Served, files: &Files, uri: &str) -> Result<ReadResourceResult, ErrorData> {
-    let (skill, target) = find(served, uri)?;
+pub fn read(view: &View, files: &Files, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let (skill, target) = find(view, uri)?;
     if target.kind() == Kind::Folder {
         return Err(not_found(
             uri,
@@ -105,14 +104,14 @@ pub fn read(served: &Served, files: &Files, uri: &str) -> Result<ReadResourceRes
 /// the skill's files reaches; folders have the type `inode/directory`.
 /// Anything but a folder is invalid params.
 pub fn read_directory(
-    served: &Served,
+    view: &View,
     files: &Files,
     uri: &str,
     request: &PaginatedRequestParams,
 ) -> Result<ListResourcesResult, ErrorData> {
     // Invalid params, not -32002: the skills extension's rule for a URI that
     // is not a folder.
-    let (skill, target) = find(served, uri).map_err(|error| ErrorData {
+    let (skill, target) = find(view, uri).map_err(|error| ErrorData {
         code: ErrorCode::INVALID_PARAMS,
         ..error
     })?;
@@ -172,7 +171,7 @@ pub fn read_directory(
 /// skill as `plugin/skill`), `path` to the files of the skill already named.
 /// `None` for any other reference.
 pub fn complete(
-    served: &Served,
+    view: &View,
     files: &Files,
     request: &CompleteRequestParams,
 ) -> Option<CompleteResult> {
@@ -185,7 +184,7 @@ pub fn complete(
     let typed = request.argument.value.as_str();
     match request.argument.name.as_str() {
         "name" => {
-            let names = prompts::matching_names(served, &typed.replace('/', ":"));
+            let names = prompts::matching_names(view, &typed.replace('/', ":"));
             let paths: Vec<String> = names.iter().map(|name| name.replace(':', "/")).collect();
             Some(prompts::completion(
                 paths.iter().map(String::as_str).collect(),
@@ -197,9 +196,7 @@ pub fn complete(
                 .as_ref()
                 .and_then(|context| context.arguments.as_ref())
                 .and_then(|arguments| arguments.get("name"))?;
-            let skill = served
-                .snapshot
-                .by_name(&name.replace('/', ":").to_lowercase())?;
+            let skill = view.by_name(&name.replace('/', ":").to_lowercase())?;
             // Listed through the gate, as a call would read them: a project
             // skill whose folder now leads out has nothing to complete.
             let Ok(listing) = files.listing(skill.place()) else {
@@ -219,8 +216,8 @@ pub fn complete(
 
 /// The skill and the file or folder `uri` names, or -32002 saying why there
 /// is none.
-fn find<'a>(served: &'a Served, uri: &str) -> Result<(&'a Skill, Target), ErrorData> {
-    let Some((skill, rel)) = uri::locate(&served.snapshot, uri) else {
+fn find<'a>(view: &'a View, uri: &str) -> Result<(&'a Skill, Target), ErrorData> {
+    let Some((skill, rel)) = uri::locate(view, uri) else {
         return Err(not_found(
             uri,
             "no served skill has that address; resources/list lists every skill's SKILL.md",

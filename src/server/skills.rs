@@ -15,9 +15,9 @@ use rmcp::model::{
 };
 
 use crate::files::Files;
+use crate::profiles::View;
 use crate::roots::Origin;
 use crate::server::page::{self, Page};
-use crate::server::registry::Served;
 use crate::server::resources::in_uri;
 use crate::skill::Skill;
 use crate::uri;
@@ -27,19 +27,18 @@ use crate::uri;
 /// `resources/list_changed`.
 pub const TTL_MS: u64 = 30_000;
 
-/// `skills/list`: the skills whose names the extension accepts, in the tool
-/// description's order, a page at a time.
+/// `skills/list`: the shown skills whose names the extension accepts, in
+/// the tool description's order, a page at a time.
 pub fn list(
-    served: &Served,
+    view: &View,
     files: &Files,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListSkillsResult, ErrorData> {
-    let skills = served.snapshot.skills();
-    let Page { items, next_cursor } =
-        page::page(served.listable(), request, "skills/list", |&i| {
-            skills[i].name.as_str()
-        })?;
-    let entries = items.iter().map(|&i| entry(&skills[i], files)).collect();
+    let listable = view.listable(|skill| uri::unlistable(skill).is_none());
+    let Page { items, next_cursor } = page::page(listable, request, "skills/list", |&c| {
+        view.skill(c).name.as_str()
+    })?;
+    let entries = items.iter().map(|&c| entry(view.skill(c), files)).collect();
     Ok(ListSkillsResult {
         next_cursor,
         ttl_ms: Some(TTL_MS),
@@ -50,9 +49,9 @@ pub fn list(
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` has exactly this
 /// URI; anything else is invalid params, saying why.
-pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
+pub fn get(view: &View, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
     let unknown = |why: String| ErrorData::invalid_params(format!("{uri}: {why}"), None);
-    let skill = match uri::locate(&served.snapshot, uri) {
+    let skill = match uri::locate(view, uri) {
         Some((skill, rel)) if rel == uri::SKILL_MD => skill,
         _ => {
             return Err(unknown(
@@ -76,7 +75,7 @@ pub fn get(served: &Served, files: &Files, uri: &str) -> Result<GetSkillResult, 
 }
 
 /// The entry of `skill`, a skill whose name the extension accepts
-/// ([`Served::listable`](crate::server::registry::Served::listable)). Valid by construction, so it is not checked again
+/// ([`View::listable`]). Valid by construction, so it is not checked again
 /// here (that cost a sixth of a cached page; rmcp checks every page anyway):
 /// every URI is made by [`uri::of`] under the skill's own, the listing's
 /// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the

@@ -10,8 +10,9 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, for those files,
-//!   and of the lock of installed skills (`sources.lock`), for it.
+//! - the folders of the plugin manifest and settings files, of skillserve's
+//!   own `config.toml`, and of the lock of installed skills (`sources.lock`),
+//!   for those files.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -68,10 +69,7 @@ impl Plan {
         for dir in &snapshot.dirs.listed {
             plan.entry(dir).any = true;
         }
-        let loaded = snapshot
-            .skills()
-            .iter()
-            .chain(snapshot.shadowed().iter().map(|s| &s.skill));
+        let loaded = snapshot.candidates().iter();
         for dir in loaded
             .map(|s| &s.dir)
             .chain(&snapshot.dirs.other_skill_dirs)
@@ -203,6 +201,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 // new plan (the interval's rescans, mostly).
                 let current = registry.current();
                 let same = current.snapshot.same_skills(&armed.snapshot)
+                    && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
                 if same && state.stale.is_empty() {
@@ -303,10 +302,12 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    // The plugin manifests and settings, and the lock of installed skills:
-    // `add`, `update` and `remove` rewrite it.
-    let mut files = plugins::config_files(registry.config());
-    files.extend(installed::lock_file(registry.config()));
+    // The plugin manifests and settings, config.toml, and the lock of
+    // installed skills: `add`, `update` and `remove` rewrite it.
+    let settings = registry.settings();
+    let mut files = plugins::config_files(&settings.config);
+    files.extend(registry.settings_file());
+    files.extend(installed::lock_file(&settings.config));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

@@ -206,7 +206,7 @@ pub fn find(
             reason: format!(
                 "another skill of this source is named '{}' ({})",
                 shadowed.skill.name,
-                place(&shadowed.by, None)
+                place(&shadowed.by.dir, None)
             ),
         });
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use skillserve::config::MIN_DESCRIPTION_BUDGET;
 use skillserve::parse::{self, NameFrom, Parsed};
+use skillserve::profiles::View;
 use skillserve::render::{DESCRIPTION_HEADER, tool_description};
 use skillserve::resolve::{Resolution, resolve};
 use skillserve::roots::{Layout, Root, Source};
@@ -159,6 +160,12 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
     Snapshot::build(vec![root], scan, None)
 }
 
+/// The view of every skill of [`snapshot`], as a client no setting concerns
+/// sees it.
+fn view(entries: &[(String, String)]) -> View {
+    View::unfiltered(Arc::new(snapshot(entries)), 8000)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -207,8 +214,8 @@ proptest! {
 
     #[test]
     fn resolving_any_string_stays_inside_the_snapshot(entries in names(), query in text(40)) {
-        let snapshot = snapshot(&entries);
-        let files: HashSet<&PathBuf> = snapshot.skills().iter().map(|s| &s.file).collect();
+        let snapshot = view(&entries);
+        let files: HashSet<&PathBuf> = snapshot.skills().map(|s| &s.file).collect();
         match resolve(&snapshot, &query) {
             Resolution::Found(skill) => prop_assert!(files.contains(&skill.file)),
             Resolution::Ambiguous(skills) => {
@@ -231,7 +238,7 @@ proptest! {
 
     #[test]
     fn every_served_name_resolves_to_itself(entries in names()) {
-        let snapshot = snapshot(&entries);
+        let snapshot = view(&entries);
         for skill in snapshot.skills() {
             match resolve(&snapshot, &skill.name) {
                 Resolution::Found(found) => prop_assert_eq!(&found.file, &skill.file),

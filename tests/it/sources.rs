@@ -481,11 +481,51 @@ fn a_tag_or_a_commit_stays_pinned() {
     assert!(lock.contains("picked = [\"pdf\"]"), "{lock}");
     assert_eq!(lock.matches("name = \"docx\"").count(), 1, "{lock}");
 
+    // config.toml selects installed skills by their source's id. A third
+    // source follows the branch: its pdf is the changed one.
+    expect(
+        &fixture,
+        &["add", &url, "--id", "latest", "--skill", "pdf", "--yes"],
+        0,
+    );
+    let bare = ["list", "--no-project", "--no-user", "--no-plugins"];
+    let out = expect(&fixture, &bare, 0);
+    assert!(
+        out.stdout.contains("from source 'tagged'") && out.stdout.contains("docx"),
+        "{}",
+        out.stdout
+    );
+    fixture.write(
+        "config/skillserve/config.toml",
+        "exclude = [\"source:installed:tag*\"]\n",
+    );
+    let out = expect(&fixture, &bare, 0);
+    assert!(!out.stdout.contains("docx"), "{}", out.stdout);
+    // The pinned commit's pdf is the tag's (one store entry, served as the
+    // first source's): the branch's pdf takes the freed name.
+    assert!(
+        out.stdout
+            .contains("    Changed upstream.\n    from source 'latest': "),
+        "{}",
+        out.stdout
+    );
+    fixture.write(
+        "config/skillserve/config.toml",
+        "include = [\"source:installed\"]\nexclude = [\"source:installed:latest\"]\n",
+    );
+    let out = expect(&fixture, &bare, 0);
+    assert!(
+        out.stdout.contains("docx") && !out.stdout.contains("from source 'latest'"),
+        "{}",
+        out.stdout
+    );
+    std::fs::remove_file(fixture.path("config/skillserve/config.toml")).unwrap();
+
     // Unknown names list what there is.
     let out = expect(
         &fixture,
         &[
-            "add", &url, "--id", "x", "--skill", "nope", "--skill", "pdf",
+            "add", &url, "--ref", "main", "--id", "x", "--skill", "nope", "--skill", "pdf",
         ],
         1,
     );

@@ -43,7 +43,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, HttpOptions, ServeOptions};
+use crate::config::{Env, Flags, HttpOptions, Settings};
 use crate::render::Base;
 use crate::server::handler::SkillServer;
 use crate::server::registry::Registry;
@@ -92,8 +92,9 @@ struct State {
 }
 
 /// Serves MCP over HTTP on `options.http`'s address until SIGINT or SIGTERM.
-pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> {
-    let http = options
+pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<Stop> {
+    let http = settings
+        .serve
         .http
         .clone()
         .ok_or_else(|| anyhow::anyhow!("serve --http without an address"))?;
@@ -118,7 +119,7 @@ pub async fn run(config: Config, options: ServeOptions) -> anyhow::Result<Stop> 
         connections: AtomicUsize::new(0),
         stop_mcp: CancellationToken::new(),
     });
-    tokio::spawn(start(Arc::clone(&state), config, options, local));
+    tokio::spawn(start(Arc::clone(&state), settings, flags, env, local));
 
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let stopping = CancellationToken::new();
@@ -187,16 +188,17 @@ async fn stop(state: &State, stopping: &CancellationToken) {
 
 /// The first scan, then the refreshes and the watcher, as on stdio; then
 /// `/mcp` opens.
-async fn start(state: Arc<State>, config: Config, options: ServeOptions, local: SocketAddr) {
-    let budget = options.description_budget;
+async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, local: SocketAddr) {
+    let options = settings.serve.clone();
     let started = Instant::now();
-    let registry = match tokio::task::spawn_blocking(move || Registry::new(config, budget)).await {
-        Ok(registry) => Arc::new(registry),
-        Err(err) => {
-            tracing::error!("the first scan failed: {err}");
-            return;
-        }
-    };
+    let registry =
+        match tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)).await {
+            Ok(registry) => Arc::new(registry),
+            Err(err) => {
+                tracing::error!("the first scan failed: {err}");
+                return;
+            }
+        };
     log_startup(&registry, &options, started.elapsed());
     registry.prepare_search();
     // As on stdio: the start-up scan checked installed skills by their

@@ -161,13 +161,19 @@ fn copy_tree(from: &Path, to: &Path, root: &Path) {
 }
 
 /// Client side: forwards `tools/list_changed` notifications into one channel,
-/// and prompts and resources list changes into another.
+/// and prompts and resources list changes into another; introduces itself
+/// with `info` (its `clientInfo.name` is what the server's profiles match).
 pub struct Notifications {
     sender: mpsc::UnboundedSender<()>,
     lists: mpsc::UnboundedSender<&'static str>,
+    info: rmcp::model::ClientConfig,
 }
 
 impl ClientHandler for Notifications {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        self.info.clone()
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.sender.send(());
     }
@@ -268,16 +274,31 @@ impl Stderr {
 
 impl Server {
     pub async fn start(command: std::process::Command) -> Server {
-        Server::start_with(command, Protocol::Initialize).await
+        Server::start_with(command, Protocol::Initialize, None).await
     }
 
     /// Starts the server and connects a client of the 2026-07-28 protocol:
     /// `server/discover` and per-request `_meta`, no `initialize`.
     pub async fn start_2026(command: std::process::Command) -> Server {
-        Server::start_with(command, Protocol::Discover).await
+        Server::start_with(command, Protocol::Discover, None).await
     }
 
-    async fn start_with(command: std::process::Command, protocol: Protocol) -> Server {
+    /// [`Server::start`] (or with `v2026`, [`Server::start_2026`]) with a
+    /// client that calls itself `name` (`clientInfo.name`).
+    pub async fn start_as(command: std::process::Command, name: &str, v2026: bool) -> Server {
+        let protocol = if v2026 {
+            Protocol::Discover
+        } else {
+            Protocol::Initialize
+        };
+        Server::start_with(command, protocol, Some(name)).await
+    }
+
+    async fn start_with(
+        command: std::process::Command,
+        protocol: Protocol,
+        name: Option<&str>,
+    ) -> Server {
         use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
         let mut command = tokio::process::Command::from(command);
         command
@@ -291,7 +312,15 @@ impl Server {
         let stderr = Stderr::collect(child.stderr.take().unwrap());
         let (sender, notifications) = mpsc::unbounded_channel();
         let (lists, list_changes) = mpsc::unbounded_channel();
-        let handler = Notifications { sender, lists };
+        let mut info = rmcp::model::ClientConfig::default();
+        if let Some(name) = name {
+            info.client_info = rmcp::model::Implementation::new(name, "1.0.0");
+        }
+        let handler = Notifications {
+            sender,
+            lists,
+            info,
+        };
         let connect = async {
             match protocol {
                 Protocol::Initialize => handler.serve((stdout, stdin)).await,

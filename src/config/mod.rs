@@ -1,17 +1,31 @@
-//! The resolved configuration every other module works from.
+//! The resolved configuration every other module works from, and where it
+//! comes from: flags, environment variables and `config.toml`.
 //!
-//! `cli` turns flags and environment variables into a [`Config`]; nothing below it
-//! reads `std::env` or sees `clap` types. Paths in a `Config` are absolute and
-//! already expanded (`~`, `$VAR`).
+//! `cli` turns the command line into [`Flags`]; [`settings`] merges them with
+//! the environment (captured once in [`Env`]) and the settings file ([`file`])
+//! into a [`Config`], [`ServeOptions`] and the filters and client profiles
+//! ([`Rules`]). Nothing below reads `std::env` or sees `clap` types. Paths in
+//! a `Config` are absolute and already expanded (`~`, `$VAR`). [`native`] is
+//! the built-in table of clients that load skills folders themselves;
+//! [`edit`] changes the file for `enable` and `disable`.
+
+pub mod edit;
+pub mod file;
+pub mod native;
+pub mod pattern;
+pub mod settings;
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::folders::Folders;
 use crate::platform::Platform;
+
+pub use settings::{Flags, Rules, Settings, SettingsError, Shown};
 
 /// Default cap on the size of one SKILL.md (behaviour.md §4).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -26,6 +40,38 @@ pub const MIN_DESCRIPTION_BUDGET: usize = 300;
 pub const MAX_QUERY_CHARS: usize = 512;
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
+/// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).
+pub const MAX_REFRESH_SECS: u64 = 86_400;
+
+/// Where a setting (or a pattern, a profile) came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    /// A command-line flag (`--no-user`), or `serve` for its folder arguments.
+    Flag(&'static str),
+    /// An environment variable.
+    Env(&'static str),
+    /// A line of the settings file.
+    File {
+        path: Arc<Path>,
+        line: usize,
+    },
+}
+
+impl fmt::Display for Origin {
+    /// `default`, `--no-user`, `$SKILLSERVE_SKILLS_DIRS`, `config.toml:3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::Flag(flag) => f.write_str(flag),
+            Origin::Env(var) => write!(f, "${var}"),
+            Origin::File { path, line } => {
+                let name = path.file_name().unwrap_or(path.as_os_str());
+                write!(f, "{}:{line}", name.to_string_lossy())
+            }
+        }
+    }
+}
 
 /// Where to look for skills and how to read them. Shared by the server and the CLI.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,6 +170,8 @@ pub struct OAuth {
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     pub home: Home,
+    /// `SKILLSERVE_CONFIG`: the settings file to read.
+    pub config_file: Option<OsString>,
     pub claude_config_dir: Option<OsString>,
     pub codex_home: Option<OsString>,
     pub claude_project_dir: Option<OsString>,
@@ -146,6 +194,7 @@ impl Env {
         };
         Ok(Env {
             home: Home::choose(Platform::CURRENT, var("HOME"), var("USERPROFILE")),
+            config_file: var("SKILLSERVE_CONFIG"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),
             codex_home: var("CODEX_HOME"),
             claude_project_dir: var("CLAUDE_PROJECT_DIR"),
@@ -156,6 +205,12 @@ impl Env {
             cwd: std::env::current_dir()?,
             vars,
         })
+    }
+
+    /// The user's config and data folders for skillserve.
+    pub fn folders(&self) -> Folders {
+        let home = self.home.dir.as_deref().zip(self.home.from);
+        Folders::of(home, |name| self.vars.get(name).filter(|v| !v.is_empty()))
     }
 }
 
