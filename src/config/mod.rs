@@ -112,6 +112,8 @@ pub struct ServeOptions {
     pub resources: bool,
     /// `--http`: serve MCP over Streamable HTTP instead of stdio.
     pub http: Option<HttpOptions>,
+    /// `[sources.ID] auto_update` of `config.toml` (`--http` only).
+    pub auto_update: Vec<file::AutoUpdate>,
 }
 
 /// The address `--http` listens on when none is given.

@@ -8,6 +8,7 @@
 //! runs them over stdio until the client goes away or a signal arrives
 //! (behaviour.md §7).
 
+mod auto_update;
 mod events;
 mod handler;
 pub mod http;
@@ -56,6 +57,13 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     }
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let options = settings.serve.clone();
+    for update in &options.auto_update {
+        tracing::warn!(
+            "auto_update of source '{}' ({}) applies to `serve --http` only: this server does not fetch sources",
+            update.id,
+            update.origin
+        );
+    }
     let started = Instant::now();
     let registry = tokio::select! {
         registry = tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)) => Arc::new(registry?),

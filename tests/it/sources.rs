@@ -1255,3 +1255,89 @@ fn on_a_terminal_add_and_remove_ask_and_a_no_changes_nothing() {
     assert!(stdout.ends_with("Removed source 'upstream'.\n"), "{stdout}");
     assert_eq!(entries(&fixture), Vec::<String>::new());
 }
+
+/// The text of the `skill` answer for `name` from a server over HTTP.
+fn http_call(server: &crate::common::http::HttpServer, name: &str) -> String {
+    let answer = server
+        .stateless(
+            1,
+            "tools/call",
+            serde_json::json!({"name": "skill", "arguments": {"name": name}}),
+            &[],
+        )
+        .answer();
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text answer: {answer}"))
+        .to_owned()
+}
+
+#[test]
+fn a_team_server_pulls_its_sources_on_schedule_and_keeps_the_last_good_commit() {
+    use crate::common::http::HttpServer;
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    let first = git(&fixture, &fixture.path("upstream"), &["rev-parse", "HEAD"]);
+    expect(&fixture, &["add", &url, "--yes"], 0);
+    fixture.write(
+        "config/skillserve/config.toml",
+        "# Our catalog follows main.\n[sources.upstream]\nauto_update = \"1s\"\n",
+    );
+    let mut command = HttpServer::command(&fixture, &["--no-project", "--no-user", "--no-plugins"]);
+    sources_env(&fixture, &mut command);
+    let server = HttpServer::start_command(command);
+    server.wait_until(|server| server.get("/healthz", &[]).status == 200);
+    server.wait_for_log("auto_update: source 'upstream' is fetched every 1s (config.toml:3)");
+    assert!(http_call(&server, "pdf").contains(&format!("Source: {url}@{first}\n")));
+
+    // A new commit upstream is installed and served, with no one asking.
+    fixture.write(
+        "upstream/skills/pdf/SKILL.md",
+        &skill_md("pdf", "Fill and sign PDF forms.", "# PDF"),
+    );
+    let second = commit(&fixture, "second");
+    server.wait_until(|server| http_call(server, "pdf").contains("Fill and sign"));
+    let text = http_call(&server, "pdf");
+    assert!(
+        text.contains(&format!("Source: {url}@{second}\n")),
+        "{text}"
+    );
+    server.wait_for_log(&format!(
+        "auto_update: source 'upstream' updated to {url}@{second} (1 skill changed, new or gone)"
+    ));
+    let lock = lock_text(&fixture).unwrap();
+    assert!(lock.contains(&format!("commit = \"{second}\"")), "{lock}");
+
+    // The repository goes away: the pull fails, the last good commit stays.
+    std::fs::rename(fixture.path("upstream"), fixture.path("moved")).unwrap();
+    let line = server.wait_for_log("auto_update: could not update source 'upstream'");
+    assert!(
+        line.contains(&format!("git could not fetch {url}: "))
+            && line.ends_with(&format!("; still serving {url}@{second}")),
+        "{line}"
+    );
+    assert!(http_call(&server, "pdf").contains("Fill and sign"));
+    assert_eq!(lock_text(&fixture).unwrap(), lock);
+    let (status, _) = server.terminate();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn a_stdio_server_says_auto_update_is_for_http() {
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    expect(&fixture, &["add", &url, "--yes"], 0);
+    fixture.write(
+        "config/skillserve/config.toml",
+        "[sources.upstream]\nauto_update = \"10m\"\n",
+    );
+    let server = serve(&fixture).await;
+    server
+        .stderr()
+        .wait_for(
+            "auto_update of source 'upstream' (config.toml:2) applies to `serve --http` only: this server does not fetch sources",
+            1,
+        )
+        .await;
+    server.stop().await;
+}
