@@ -24,9 +24,10 @@
 //! `list` and `show` ([`Verify::Stamps`]), an entry whose every file and
 //! folder still has its recorded version is taken as unchanged (one `lstat`
 //! each); any other is hashed again and served only if it matches. The
-//! server's start-up ([`Verify::Quick`]) looks at each entry's `SKILL.md`
-//! alone — the one `stat` a scan makes anyway — and refreshes right after,
-//! off the request path, which checks the rest.
+//! server's start-up ([`Verify::Quick`]) takes each entry's `SKILL.md` at
+//! its recorded version without looking: the scan opens the file anyway
+//! and refuses it when the open file has another version. The server
+//! refreshes right after, off the request path, which checks the rest.
 //! `check` hashes everything ([`Verify::Full`]).
 
 use std::collections::HashMap;
@@ -542,9 +543,10 @@ impl LockReader<'_> {
 /// How far store entries are checked before they are served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verify {
-    /// The server's start-up: an entry whose `SKILL.md` has its recorded
-    /// version is served (one `stat`, the one the scan would make anyway);
-    /// the server checks everything else right after ([`Verify::Stamps`]).
+    /// The server's start-up: an entry with a record is taken at its
+    /// `SKILL.md`'s recorded version, which the scan compares with the file
+    /// it opens (no extra `stat`); the server checks everything else right
+    /// after ([`Verify::Stamps`]).
     Quick,
     /// Entries whose files and folders all have the versions recorded when
     /// they were last hashed are taken as unchanged; the others are hashed.
@@ -613,8 +615,8 @@ pub fn discover(config: &Config, verify: Verify) -> Installed {
         .flat_map(|source| source.skills.iter().map(move |skill| (source, skill)))
         .collect();
     let unchanged = match verify {
-        Verify::Quick => record.unchanged(&paths.store, &skills, Depth::OwnFile),
-        Verify::Stamps => record.unchanged(&paths.store, &skills, Depth::Everything),
+        Verify::Quick => record.recorded(&paths.store, &skills),
+        Verify::Stamps => record.unchanged(&paths.store, &skills),
         Verify::Full => vec![None; skills.len()],
     };
     for ((source, skill), known) in skills.iter().zip(unchanged) {
@@ -963,13 +965,6 @@ fn decode_stamp_line(value: &str) -> Option<(String, Stamp)> {
     Some((value[at..].to_owned(), Stamp::decode(&value[..at - 1])?))
 }
 
-/// How much of an entry [`Record::unchanged`] compares.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Depth {
-    OwnFile,
-    Everything,
-}
-
 /// The source being read from a record.
 fn last_source(lock: &mut Option<(Stamp, Lock)>) -> Option<&mut Locked> {
     lock.as_mut()?.1.sources.last_mut()
@@ -1101,16 +1096,32 @@ impl Record {
         self.lock = representable.then(|| (stamp, Arc::new(lock.clone())));
     }
 
-    /// For each skill, when its entry's recorded files and folders (all of
-    /// them, or with [`Depth::OwnFile`] its `SKILL.md` alone) still have
-    /// their recorded versions: its own file and that file's version (the
-    /// scan then looks no further). One `lstat` per file and folder,
+    /// For each skill whose entry was hashed before: its `SKILL.md` and the
+    /// version it had then, without looking at the disk. The server's
+    /// start-up ([`Verify::Quick`]) opens every `SKILL.md` anyway, and the
+    /// scan refuses one whose version is not this one (`Root::probed`).
+    fn recorded(
+        &self,
+        store: &Path,
+        skills: &[(&Locked, &LockedSkill)],
+    ) -> Vec<Option<(PathBuf, Stamp)>> {
+        skills
+            .iter()
+            .map(|(_, skill)| {
+                let (own, stamp) = self.entries.get(&skill.digest)?.own_file()?;
+                Some((store.join(hex_of(&skill.digest)).join(own), stamp))
+            })
+            .collect()
+    }
+
+    /// For each skill, when its entry's recorded files and folders all still
+    /// have their recorded versions: its own file and that file's version
+    /// (the scan then looks no further). One `lstat` per file and folder,
     /// relative to the store folder.
     fn unchanged(
         &self,
         store: &Path,
         skills: &[(&Locked, &LockedSkill)],
-        depth: Depth,
     ) -> Vec<Option<(PathBuf, Stamp)>> {
         let folder = StoreFolder::open(store);
         let check = |part: &[(&Locked, &LockedSkill)]| -> Vec<Option<(PathBuf, Stamp)>> {
@@ -1119,13 +1130,10 @@ impl Record {
                     let recorded = self.entries.get(&skill.digest)?;
                     let hex = hex_of(&skill.digest);
                     let (own, stamp) = recorded.own_file()?;
-                    let same = match depth {
-                        Depth::OwnFile => folder.stamp(store, hex, &own) == Some(stamp),
-                        Depth::Everything => recorded
-                            .decoded()?
-                            .iter()
-                            .all(|(rel, stamp)| folder.stamp(store, hex, rel) == Some(*stamp)),
-                    };
+                    let same = recorded
+                        .decoded()?
+                        .iter()
+                        .all(|(rel, stamp)| folder.stamp(store, hex, rel) == Some(*stamp));
                     same.then(|| (store.join(hex).join(own), stamp))
                 })
                 .collect()
@@ -1413,7 +1421,7 @@ artifact = "{DIGEST}"
         record.record_entry(&digest, verified.stamps);
         let skills: Vec<(&Locked, &LockedSkill)> =
             vec![(&lock.sources[0], &lock.sources[0].skills[0])];
-        let known = record.unchanged(dir.path(), &skills, Depth::Everything);
+        let known = record.unchanged(dir.path(), &skills);
         assert_eq!(
             known[0].as_ref().map(|k| k.0.clone()),
             Some(dir.path().join(hex_of(&digest)).join("SKILL.md"))
@@ -1434,21 +1442,12 @@ artifact = "{DIGEST}"
         assert_eq!(record.lock_if(Verify::Full, lock_stamp), None);
 
         let read = Record::read(&file);
-        assert_eq!(
-            read.unchanged(dir.path(), &skills, Depth::Everything),
-            known
-        );
+        assert_eq!(read.unchanged(dir.path(), &skills), known);
         std::fs::write(entry.join("scripts/run.sh"), "c").unwrap();
-        assert_eq!(
-            record.unchanged(dir.path(), &skills, Depth::Everything),
-            vec![None]
-        );
-        assert_eq!(
-            read.unchanged(dir.path(), &skills, Depth::Everything),
-            vec![None]
-        );
-        // A start-up looks at SKILL.md alone.
-        assert_eq!(read.unchanged(dir.path(), &skills, Depth::OwnFile), known);
+        assert_eq!(record.unchanged(dir.path(), &skills), vec![None]);
+        assert_eq!(read.unchanged(dir.path(), &skills), vec![None]);
+        // A start-up takes SKILL.md's recorded version (the scan compares).
+        assert_eq!(read.recorded(dir.path(), &skills), known);
         assert!(matches!(
             verify_entry(&entry, &digest),
             Err(EntryProblem::Tampered(_))

@@ -70,9 +70,10 @@ pub struct Root {
     /// Where an installed skill came from (installed roots only: each is
     /// one skill, an entry of the store).
     pub origin: Option<Arc<Origin>>,
-    /// The root's `SKILL.md` and its version, when whoever made the root has
-    /// just looked (installed roots, checked against their record): the
-    /// scan takes it as found.
+    /// The root's `SKILL.md` and the version it must have (installed roots:
+    /// the version recorded when the store entry was last hashed). The scan
+    /// takes it as found without a walk, and refuses the file when the one
+    /// it opens has another version (`store-tampered`).
     pub probed: Option<(PathBuf, crate::disk::Stamp)>,
     /// For project roots, which come from whatever repository the client was
     /// opened in: the repository's folder, which no symlink may lead out of

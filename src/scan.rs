@@ -229,6 +229,9 @@ fn parse_all(
         gate::open_own(place)
             .map_err(ParseError::from)
             .and_then(|opened| {
+                if root.probed.is_some() && opened.stamp() != hit.stamp {
+                    return Err(changed_since_verified());
+                }
                 let len = opened.len();
                 parse::read_frontmatter_from(opened.into_file(), len, &fallback, max_file_bytes)
             })
@@ -242,6 +245,17 @@ fn parse_all(
         .into_iter()
         .map(|o| o.expect("every file was parsed or found in the cache"))
         .collect()
+}
+
+/// An installed skill's `SKILL.md` that is not the version recorded when
+/// its store entry was last hashed: not served until it is hashed again,
+/// which the refresh after start-up does.
+fn changed_since_verified() -> ParseError {
+    ParseError::Invalid(Finding::error(
+        Code::StoreTampered,
+        "this installed skill's SKILL.md changed in the store since its files were last checked; it is not served until they are checked again",
+        "wait for the next refresh, or run `skillserve check`",
+    ))
 }
 
 /// Step 3: the skills and diagnostics in precedence order, and the new cache.
@@ -874,6 +888,34 @@ fn read_children(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An installed root is taken at its recorded `SKILL.md` version; a file
+    /// with another version is refused, not served.
+    #[test]
+    fn a_probed_skill_md_of_another_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("SKILL.md");
+        fs::write(&file, "---\nname: pdf\ndescription: Fill forms.\n---\n").unwrap();
+        let stamp = Stamp::of(&fs::metadata(&file).unwrap());
+        let probed = |stamp: Stamp| {
+            let mut root = Root::new(dir.path().to_path_buf(), Source::Installed, Layout::Skill);
+            root.probed = Some((file.clone(), stamp));
+            root
+        };
+        let scan = scan(&[probed(stamp)], 1 << 20, &mut Cache::default());
+        assert_eq!(scan.skills.len(), 1);
+
+        fs::write(&file, "---\nname: pdf\ndescription: Something else.\n---\n").unwrap();
+        let scan = super::scan(&[probed(stamp)], 1 << 20, &mut Cache::default());
+        assert!(scan.skills.is_empty());
+        assert!(
+            scan.diagnostics
+                .iter()
+                .any(|d| d.code == Code::StoreTampered && d.path == file),
+            "{:?}",
+            scan.diagnostics
+        );
+    }
 
     /// A folder deleted (or replaced by a file) between being listed and
     /// being read is no problem of the user's: no diagnostic, no

@@ -573,6 +573,8 @@ async fn a_tampered_store_entry_is_not_served_until_it_is_installed_again() {
         out.stdout
     );
     let server = serve(&fixture).await;
+    // Once the refresh after start-up has checked every file.
+    server.watching().await;
     assert!(is_error(&server.call("pdf").await));
     assert!(!is_error(&server.call("docx").await));
     server.stop().await;
