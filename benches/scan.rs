@@ -22,14 +22,14 @@ use skillserve::profiles::View;
 use skillserve::render;
 use skillserve::resolve::{self, Resolution};
 use skillserve::roots::{Layout, Root, Source};
-use skillserve::scan::{Cache, Found, Scan};
+use skillserve::scan::{Found, Scan};
 use skillserve::search::SearchIndex;
-use skillserve::snapshot;
 use skillserve::snapshot::Snapshot;
+use skillserve::snapshot::{self, Cache};
 
 fn main() {
     // Generate (or find) the corpora before divan starts printing its table.
-    for n in [1_000, 10_000] {
+    for n in [PROJECT_SKILLS, 1_000, 10_000] {
         corpus(n);
     }
     divan::main();
@@ -103,6 +103,91 @@ fn load_after_one_change(bencher: Bencher, n: usize) {
         assert_eq!(next.files_parsed, 1);
         previous = next;
     });
+}
+
+/// A project of this many skills: about what a large repository keeps in
+/// `.claude/skills`.
+const PROJECT_SKILLS: usize = 300;
+
+/// The same skills as a folder of the user's own (not scanned before being
+/// served), for comparison with [`load_project_cold`].
+#[divan::bench(args = [PROJECT_SKILLS], sample_count = 20)]
+fn load_own_cold(bencher: Bencher, n: usize) {
+    let config = config_for(project(n).join(".claude/skills"));
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench_local(|| snapshot::load(&config, &mut Cache::default(), None));
+}
+
+/// Start-up with a project of `n` skills: every skill's files read and
+/// scanned before it is served (the security screening).
+#[divan::bench(args = [PROJECT_SKILLS], sample_count = 20)]
+fn load_project_cold(bencher: Bencher, n: usize) {
+    let config = project_config(project(n));
+    let loaded = snapshot::load(&config, &mut Cache::default(), None);
+    assert_eq!(loaded.skills().len(), n);
+    assert_eq!(loaded.skills_scanned, n, "every project skill is scanned");
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench_local(|| snapshot::load(&config, &mut Cache::default(), None));
+}
+
+/// A refresh of an unchanged project: reports come from the cache (one
+/// `stat` per folder and per file), no file is read.
+#[divan::bench(args = [PROJECT_SKILLS], sample_count = 20)]
+fn load_project_warm(bencher: Bencher, n: usize) {
+    let config = project_config(project(n));
+    let mut cache = Cache::default();
+    let first = snapshot::load(&config, &mut cache, None);
+    let warm = snapshot::load(&config, &mut cache, Some(&first));
+    assert_eq!(warm.files_parsed, 0);
+    assert_eq!(warm.skills_scanned, 0, "an unchanged refresh reads no file");
+    assert!(warm.same_skills(&first));
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench_local(|| snapshot::load(&config, &mut cache, Some(&first)));
+}
+
+/// `target/bench-corpus/project-<n>/`: a repository (`.git`) with the corpus
+/// of `n` skills copied into `.claude/skills` (a symlink out of the
+/// repository would not be followed), made once.
+fn project(n: usize) -> PathBuf {
+    let base = target_dir()
+        .join("bench-corpus")
+        .join(format!("project-{n}"));
+    let marker = base.join("complete");
+    if std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == n.to_string()) {
+        return base;
+    }
+    if base.exists() {
+        std::fs::remove_dir_all(&base).expect("remove a stale project");
+    }
+    std::fs::create_dir_all(base.join(".git")).unwrap();
+    copy_tree(&corpus(n), &base.join(".claude/skills"));
+    std::fs::write(&marker, format!("{n}\n")).unwrap();
+    base
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Serves only the project in `dir`.
+fn project_config(dir: PathBuf) -> Config {
+    Config {
+        custom_dirs: Vec::new(),
+        project_dir: Some(dir),
+        ..config_for(PathBuf::new())
+    }
 }
 
 // ---------------------------------------------------------------- resolution
@@ -442,7 +527,7 @@ fn snapshot_100k() -> &'static View {
             skills: skills.collect(),
             ..Scan::default()
         };
-        let snapshot = Snapshot::build(vec![root], scan, None);
+        let snapshot = Snapshot::build(vec![root], scan, Vec::new(), None);
         assert_eq!(snapshot.skills().len(), 100_000);
         View::unfiltered(Arc::new(snapshot), BUDGET)
     })

@@ -20,6 +20,7 @@ use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
 use crate::skill::Skill;
+use crate::snapshot::Why;
 use crate::uri;
 
 /// What a `skill` call with some name returns.
@@ -47,6 +48,9 @@ pub enum Answer {
     /// No skill has the name, but a skill folder of that name has a
     /// `SKILL.md` that could not be loaded (the scan said why).
     Broken(String),
+    /// No served skill has the name, but a withheld one (quarantined) has:
+    /// why it is not served.
+    Withheld(String),
     /// The name is too long to be looked up (behaviour.md §14): an invalid
     /// argument, reported like the other bad `name` arguments.
     Invalid(String),
@@ -70,6 +74,7 @@ impl Answer {
             Answer::Skill { text, .. }
             | Answer::Ambiguous(text)
             | Answer::Broken(text)
+            | Answer::Withheld(text)
             | Answer::Invalid(text) => text,
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
         }
@@ -89,7 +94,10 @@ impl Answer {
     pub fn into_blocks(self) -> Vec<String> {
         match self {
             Answer::Skill { text, files } => std::iter::once(text).chain(files).collect(),
-            Answer::Ambiguous(text) | Answer::Broken(text) | Answer::Invalid(text) => vec![text],
+            Answer::Ambiguous(text)
+            | Answer::Broken(text)
+            | Answer::Withheld(text)
+            | Answer::Invalid(text) => vec![text],
             Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => vec![text],
         }
     }
@@ -271,10 +279,18 @@ fn find<'a>(view: &'a View, name: &str, base: Base) -> Result<&'a Skill, Lookup>
     let answer = match resolve::resolve(view, name) {
         Resolution::Found(skill) => return Ok(skill),
         Resolution::Ambiguous(matches) => Answer::Ambiguous(render::ambiguous(name, &matches)),
-        Resolution::NotFound => match view.failed(&name.trim().to_lowercase()) {
-            Some(failed) => Answer::Broken(render::broken(name.trim(), &failed.diagnostic, base)),
-            None => return Err(Lookup::Miss { vanished: None }),
-        },
+        Resolution::NotFound => {
+            let key = name.trim().to_lowercase();
+            if let Some(withheld) = view.snapshot().withheld_named(&key) {
+                Answer::Withheld(match &withheld.why {
+                    Why::Quarantined(report) => render::quarantined(&withheld.skill, report),
+                })
+            } else if let Some(failed) = view.failed(&key) {
+                Answer::Broken(render::broken(name.trim(), &failed.diagnostic, base))
+            } else {
+                return Err(Lookup::Miss { vanished: None });
+            }
+        }
     };
     Err(Lookup::Answer(answer))
 }

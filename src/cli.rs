@@ -61,6 +61,10 @@ Examples:
   skillserve show pdf references/forms.md
                                       the same for one of the skill's files
   skillserve check                    find broken or shadowed skills
+  skillserve check --security         also scan skills for hidden text, piped
+                                      downloads, credential access, ...
+  skillserve trust deploy             approve the quarantined project skill
+                                      `deploy` as it is now
   skillserve --skills-dir ~/my-skills serve an extra folder (first in precedence)
   skillserve import --mcp-settings ~/.cursor/mcp.json
                                       one skill per tool of your MCP servers, in ./mcp-skills
@@ -145,6 +149,28 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also scan every skill's files for what malicious skills do (hidden
+        /// text, downloads piped into a shell, credentials, ...).
+        #[arg(long)]
+        security: bool,
+    },
+    /// Approve a quarantined skill as its files are now, so that it is served
+    /// (asks first; without a terminal it needs --yes).
+    Trust {
+        /// The quarantined skill's name.
+        #[arg(required_unless_present = "list", conflicts_with = "list")]
+        name: Option<String>,
+        /// Approve without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// List the approvals, and whether each still matches its skill.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Withdraw the approvals of a skill: it is quarantined again.
+    Untrust {
+        /// The skill's name, as `trust` recorded it.
+        name: String,
     },
     /// Write one skill per tool of the MCP servers in a settings file (exit 1 when a server fails).
     Import(ImportArgs),
@@ -221,6 +247,8 @@ impl Command {
             Command::Config => Some("config"),
             Command::Disable(_) => Some("disable"),
             Command::Enable(_) => Some("enable"),
+            Command::Trust { .. } => Some("trust"),
+            Command::Untrust { .. } => Some("untrust"),
             Command::Import(_) => Some("import"),
             Command::Invoke(_) => Some("invoke"),
             Command::Add(_) => Some("add"),

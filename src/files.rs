@@ -156,6 +156,35 @@ impl Files {
     /// (another file, so another version), is opened through the gate
     /// again and hashed from that open file.
     pub fn digests(&self, place: Place, entries: &[Entry]) -> Result<Vec<Hashed>, FileError> {
+        let sums = self.sums(place, entries)?;
+        Ok(sums
+            .iter()
+            .map(|(sum, size)| Hashed {
+                digest: digest::text(sum),
+                size: *size,
+            })
+            .collect())
+    }
+
+    /// The digest of the whole skill at `place` ([`digest::skill`] over
+    /// every listed file, with the sums [`Files::digests`] gives), or `None`
+    /// when the listing stopped at a bound: a digest that does not cover
+    /// every file would not change with the files left out.
+    pub fn skill_digest(&self, place: Place) -> Result<Option<String>, FileError> {
+        let listing = self.listing(place)?;
+        if listing.truncated.is_some() {
+            return Ok(None);
+        }
+        let sums = self.sums(place, &listing.files)?;
+        let files = listing.files.iter().zip(&sums);
+        Ok(Some(digest::skill(
+            files.map(|(entry, (sum, _))| (entry.path.as_str(), sum)),
+        )))
+    }
+
+    /// The SHA-256 of each of `entries` and the bytes hashed, as
+    /// [`Files::digests`] describes.
+    fn sums(&self, place: Place, entries: &[Entry]) -> Result<Vec<(digest::Sum, u64)>, FileError> {
         let lock = || self.digests.lock().unwrap_or_else(PoisonError::into_inner);
         // Opened once, on the first file not in the cache.
         let mut gate = fenced(place)?;
@@ -166,10 +195,7 @@ impl Files {
                 && let Some((cached, sum, size)) = lock().get(&path)
                 && *cached == Stamp::of(&meta)
             {
-                out.push(Hashed {
-                    digest: digest::text(sum),
-                    size: *size,
-                });
+                out.push((*sum, *size));
                 continue;
             }
             let gate = match &gate {
@@ -195,10 +221,7 @@ impl Files {
                 digests.clear();
             }
             digests.insert(path, (version, sum, size));
-            out.push(Hashed {
-                digest: digest::text(&sum),
-                size,
-            });
+            out.push((sum, size));
         }
         Ok(out)
     }

@@ -11,6 +11,7 @@
 //! name is listable); `docs/behaviour.md` is the contract.
 
 pub mod answer;
+pub mod approvals;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -38,6 +39,7 @@ pub mod resolve;
 pub mod roots;
 pub mod scan;
 pub mod search;
+pub mod security;
 pub mod server;
 pub mod similarity;
 pub mod skill;
@@ -46,4 +48,5 @@ pub mod sources;
 pub mod spec;
 pub mod text;
 pub mod tokens;
+pub mod trust;
 pub mod uri;

@@ -18,10 +18,11 @@ use crate::spec::{
 };
 use crate::uri;
 
-/// Findings about every skill in `snapshot`, served or shadowed.
+/// Findings about every skill in `snapshot`, served, shadowed or withheld.
 pub fn lint(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {
+    let withheld = snapshot.withheld().iter().map(|w| &w.skill);
     let mut out = Vec::new();
-    for skill in snapshot.candidates() {
+    for skill in snapshot.candidates().iter().chain(withheld) {
         out.extend(
             lint_skill(skill, max_file_bytes)
                 .into_iter()

@@ -13,11 +13,11 @@ use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
 use skillserve::installed::Verify;
 use skillserve::profiles::{self, Profiles};
-use skillserve::scan::Cache;
 use skillserve::server::{self, Stop};
-use skillserve::snapshot::{self, Snapshot};
-use skillserve::sources::{self, Confirm, SourceError};
+use skillserve::snapshot::{self, Cache, Snapshot};
+use skillserve::sources::{self, SourceError};
 use skillserve::tokens;
+use skillserve::trust::{self, Confirm};
 
 fn main() {
     limit_malloc_arenas();
@@ -148,11 +148,50 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &mut std::io::stderr(),
             )?
         }
-        Some(Command::Check { json }) => {
+        Some(Command::Check { json, security }) => {
+            let mut cache = Cache::default();
             // `check` hashes every installed skill's files.
-            let snapshot =
-                snapshot::load_with(&settings.config, &mut Cache::default(), None, Verify::Full);
-            commands::check(&snapshot, max_file_bytes, Format::of(*json), &mut out)?
+            let snapshot = snapshot::load_with(&settings.config, &mut cache, None, Verify::Full);
+            let scan = security.then_some(&mut cache.security);
+            let format = Format::of(*json);
+            commands::check(&snapshot, max_file_bytes, format, scan, &mut out)?
+        }
+        Some(Command::Trust { list: true, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            trust::list(
+                &snapshot,
+                &cache.security,
+                &settings.config,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Trust { name, yes, .. }) => {
+            let mut cache = Cache::default();
+            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            let stdin = std::io::stdin();
+            let mut input = stdin.lock();
+            let confirm = if *yes {
+                Confirm::Yes
+            } else if stdin.is_terminal() {
+                Confirm::Ask(&mut input)
+            } else {
+                Confirm::No
+            };
+            let name = name.as_deref().unwrap_or_default();
+            trust::trust(
+                &snapshot,
+                &cache.security,
+                &settings.config,
+                name,
+                confirm,
+                &mut out,
+                &mut std::io::stderr(),
+            )?
+        }
+        Some(Command::Untrust { name }) => {
+            trust::untrust(&settings.config, name, &mut out, &mut std::io::stderr())?
         }
         Some(Command::Add(args)) => {
             let context = sources::Context::new(&settings.config, &env);
@@ -325,12 +364,12 @@ fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Outp
 /// Runs `command` with the user's confirmation: `--yes`, else a question
 /// on the terminal (stderr, answered on stdin), else none (the command
 /// shows its plan and changes nothing).
-fn with_confirmation<T>(yes: bool, command: impl FnOnce(&mut Confirm<'_>) -> T) -> T {
+fn with_confirmation<T>(yes: bool, command: impl FnOnce(&mut sources::Confirm<'_>) -> T) -> T {
     if yes {
-        return command(&mut Confirm::Given);
+        return command(&mut sources::Confirm::Given);
     }
     if !std::io::stdin().is_terminal() {
-        return command(&mut Confirm::NoTerminal);
+        return command(&mut sources::Confirm::NoTerminal);
     }
     let mut ask = |question: &str| -> std::io::Result<bool> {
         eprint!("{question} [y/N] ");
@@ -340,7 +379,7 @@ fn with_confirmation<T>(yes: bool, command: impl FnOnce(&mut Confirm<'_>) -> T) 
         let answer = answer.trim().to_ascii_lowercase();
         Ok(answer == "y" || answer == "yes")
     };
-    command(&mut Confirm::Ask(&mut ask))
+    command(&mut sources::Confirm::Ask(&mut ask))
 }
 
 /// The exit code of a sources command; its error (after what it printed)

@@ -107,6 +107,13 @@ pub fn mime(path: &str) -> Option<&'static str> {
     known_type(path).map(|t| t.mime)
 }
 
+/// Whether a file named `path` is of a type known to be binary by its
+/// extension (images, archives, fonts, office documents): not worth
+/// opening to look for text (the security scan).
+pub fn is_binary_type(path: &str) -> bool {
+    known_type(path).is_some_and(|t| !t.text)
+}
+
 fn known_type(path: &str) -> Option<Type> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let (stem, ext) = name.rsplit_once('.')?;

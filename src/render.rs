@@ -8,9 +8,10 @@ use crate::config::MAX_QUERY_CHARS;
 use crate::diagnostic::Diagnostic;
 use crate::gate::FileError;
 use crate::listing::{self, Limit, Listing};
+use crate::security::Report;
 use crate::skill::Skill;
 use crate::spec;
-use crate::text::printable;
+use crate::text::{plural, printable};
 
 /// The first lines of the tool description.
 pub const DESCRIPTION_HEADER: &str =
@@ -272,6 +273,24 @@ pub fn broken(query: &str, diagnostic: &Diagnostic, base: Base) -> String {
     format!(
         "Skill '{query}' could not be loaded: {location}: {}. The file must be fixed before the skill can be used (`skillserve check` shows how); tell the user.",
         diagnostic.message
+    )
+}
+
+/// The answer when the skill is loaded but quarantined (`report` holds
+/// its error-level findings): what was found, and that only the user can
+/// release it.
+pub fn quarantined(skill: &Skill, report: &Report) -> String {
+    let mut errors = report.errors();
+    let reason = errors.next().map_or_else(String::new, |f| {
+        format!(": {}: {}", f.short(), f.finding.message)
+    });
+    let more = match errors.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more finding{})", plural(n)),
+    };
+    format!(
+        "Skill '{}' is quarantined{reason}{more}. It comes from a {} folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust {}`. Do not look for its files elsewhere; tell the user.",
+        skill.name, skill.source, skill.name
     )
 }
 

@@ -39,6 +39,28 @@ impl Source {
             Source::Plugin => "plugin",
         }
     }
+
+    /// Whether skills from this source are the user's own, or could have
+    /// been put there by someone else. Skills that are not the user's own
+    /// are scanned before they are served and quarantined on an error-level
+    /// finding (`security::screen`); the user's own are only warned about.
+    ///
+    /// The one place that decides it: a new source must say here which it
+    /// is (the match has no catch-all for that reason).
+    pub fn is_own(self) -> bool {
+        match self {
+            // Folders the user named, and their home folders.
+            Source::Custom | Source::User => true,
+            // Installed and enabled by the user in Claude Code, which runs
+            // them itself anyway.
+            Source::Plugin => true,
+            // Whatever repository the client was opened in.
+            Source::Project => false,
+            // Fetched from someone else's repository or index: approved by
+            // `skillserve add --allow-risky` or `skillserve trust` only.
+            Source::Installed => false,
+        }
+    }
 }
 
 impl fmt::Display for Source {

@@ -2,10 +2,13 @@
 //! §3.3).
 //!
 //! A snapshot is never changed after [`Snapshot::build`]; a refresh builds a new
-//! one and swaps it in. Collisions are settled here: names compare
-//! case-insensitively, the skill from the higher-precedence root wins, and the
-//! other is kept as shadowed (with a diagnostic) so that `list --all` and
-//! `check` can show it.
+//! one and swaps it in. Skills that must not be served (quarantined ones) are
+//! withheld first, so that they take part in no collision and are no
+//! candidate of any view: a same-named skill is served instead. Collisions
+//! are settled next: names compare case-insensitively, the skill from the
+//! higher-precedence root wins, and the other is kept as shadowed (with a
+//! diagnostic) so that `list --all` and `check` can show it. Withheld skills
+//! are kept too, with the reason.
 //!
 //! What one client sees of a snapshot is a view (`profiles`): the filters of
 //! `config.toml` and the folders the client loads itself take skills out,
@@ -17,16 +20,28 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::approvals;
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::gate::Place;
 use crate::installed::{self, Verify};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
-use crate::scan::{self, AlsoFound, Cache, Dirs, Failed, Found, Scan};
+use crate::scan::{self, AlsoFound, Dirs, Failed, Found, Scan};
 use crate::search::SearchIndex;
+use crate::security::{self, Candidate, Report, Verdict};
 use crate::skill::Skill;
 
-/// Scans everything `config` points at, reusing and refilling `cache`.
+/// What one load keeps for the next: the parsed frontmatter and the
+/// security reports, each valid while the files are unchanged.
+#[derive(Default)]
+pub struct Cache {
+    pub scan: scan::Cache,
+    pub security: security::Cache,
+}
+
+/// Scans everything `config` points at, reusing and refilling `cache`,
+/// and withholds the skills the security screening quarantines.
 /// `previous`, the snapshot this one replaces, lends its index when nothing
 /// changed. Installed skills are checked by their recorded versions
 /// ([`Verify::Stamps`]).
@@ -47,10 +62,108 @@ pub fn load_with(
     roots.extend(installed.roots);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
-    let mut scan = scan::scan(&roots, config.max_file_bytes, cache);
+    let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
     scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    Snapshot::build(roots, scan, previous)
+    let candidates: Vec<Candidate> = scan
+        .skills
+        .iter()
+        .map(|found| Candidate {
+            place: Place {
+                dir: &found.dir,
+                file: &found.file,
+                fence: roots[found.root].fence.as_deref(),
+            },
+            source: roots[found.root].source,
+            name: &found.parsed.name,
+            description: &found.parsed.description,
+        })
+        .collect();
+    let approvals = approvals_file(config);
+    let screened = security::screen(&candidates, approvals.as_deref(), &mut cache.security);
+    scan.diagnostics.extend(screened.diagnostics);
+    let withheld = screened
+        .verdicts
+        .into_iter()
+        .zip(&scan.skills)
+        .map(|(verdict, found)| match verdict {
+            // Installed with `skillserve add --allow-risky`: the user saw
+            // the findings and approved them then.
+            Verdict::Quarantined(_) if approved_at_install(&roots[found.root]) => None,
+            Verdict::Quarantined(report) => Some(Why::Quarantined(report)),
+            Verdict::Own | Verdict::Clean(_) | Verdict::Approved(_) => None,
+        })
+        .collect();
+    let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
+    snapshot.screened_dirs = screened.folders;
+    snapshot.skills_scanned = screened.scanned;
+    snapshot
+}
+
+/// Whether `root` is an installed skill whose source was added (or
+/// updated) with `--allow-risky`.
+fn approved_at_install(root: &Root) -> bool {
+    root.origin
+        .as_ref()
+        .is_some_and(|origin| origin.allow_risky)
+}
+
+/// Where the user's approvals of quarantined skills are kept, when there
+/// is a config folder.
+pub fn approvals_file(config: &Config) -> Option<PathBuf> {
+    config.folders.config.as_deref().map(approvals::file_in)
+}
+
+/// Why a skill that was found and loaded is not served.
+#[derive(Clone, Debug)]
+pub enum Why {
+    /// From a source that is not the user's own, with an error-level
+    /// security finding, and not approved as it is now.
+    Quarantined(Arc<Report>),
+}
+
+/// A skill that is loaded but not served: it takes part in no collision,
+/// is no candidate of any view, and a call that names it is told why.
+#[derive(Clone, Debug)]
+pub struct Withheld {
+    pub skill: Skill,
+    pub why: Why,
+}
+
+impl Withheld {
+    /// The diagnostic `check` reports and the server logs.
+    fn diagnostic(&self) -> Diagnostic {
+        match &self.why {
+            Why::Quarantined(report) => {
+                let mut errors = report.errors();
+                let first = errors.next();
+                let more = errors.count();
+                let reason = first.map_or_else(String::new, |f| {
+                    format!(
+                        ": {}: {}{}",
+                        f.short(),
+                        f.finding.message,
+                        match more {
+                            0 => String::new(),
+                            n => format!(" (and {n} more error{})", crate::text::plural(n)),
+                        }
+                    )
+                });
+                Finding::error(
+                    Code::Quarantined,
+                    format!(
+                        "skill '{}' from a {} folder is quarantined, not served{reason}",
+                        self.skill.name, self.skill.source
+                    ),
+                    format!(
+                        "review its files (`skillserve check --security` lists every finding); to serve this version, run `skillserve trust {}`",
+                        self.skill.name
+                    ),
+                )
+                .at(&self.skill.file)
+            }
+        }
+    }
 }
 
 /// Skills per source, in the order given (display order groups them):
@@ -101,11 +214,16 @@ struct Index {
     /// on a miss: built on first use ([`Snapshot::prepare_search`]), once
     /// per index.
     search: OnceLock<SearchIndex>,
-    /// The `shadowed` diagnostics.
+    /// Skills not served, in precedence order; no candidate of any view.
+    withheld: Vec<Withheld>,
+    /// Lowercased full names and folder names → index in `withheld`.
+    withheld_by_name: HashMap<String, usize>,
+    /// The `shadowed` and `quarantined` diagnostics.
     shadowing: Vec<Diagnostic>,
-    /// What the index was built from: per skill found, its root and the
-    /// address of its parsed frontmatter (shared through the scan's cache).
-    fingerprint: Vec<(usize, usize)>,
+    /// What the index was built from: per skill found, its root, the
+    /// address of its parsed frontmatter (shared through the scan's cache)
+    /// and, when it is withheld, the address of the reason (0 otherwise).
+    fingerprint: Vec<(usize, usize, usize)>,
 }
 
 /// The immutable result of one scan.
@@ -121,6 +239,9 @@ pub struct Snapshot {
     pub per_root: Vec<usize>,
     /// SKILL.md files the scan opened (the rest came from the cache).
     pub files_parsed: usize,
+    /// Skills whose files the security scan read before serving them (the
+    /// other reports came from the cache).
+    pub skills_scanned: usize,
     /// The directories the scan looked at (what the watcher watches).
     pub dirs: Dirs,
     /// Skill folders whose `SKILL.md` could not be loaded, by the lowercased
@@ -129,14 +250,25 @@ pub struct Snapshot {
     failed: HashMap<String, Failed>,
     /// `SKILL.md` files found again through another root.
     pub also_found: Vec<AlsoFound>,
+    /// The folders holding the files of the skills that were scanned
+    /// before being served (those not the user's own): any change in them
+    /// may quarantine a skill or release it.
+    pub screened_dirs: Vec<PathBuf>,
 }
 
 impl Snapshot {
-    /// Settles collisions and indexes the skills of `scan`, whose roots are
-    /// `roots`. When `previous` was built from the same roots and the same
-    /// parsed files (a refresh of an unchanged tree), its index is shared
-    /// instead of rebuilt.
-    pub fn build(roots: Vec<Root>, scan: Scan, previous: Option<&Snapshot>) -> Snapshot {
+    /// Withholds the skills `withheld` gives a reason for (parallel to the
+    /// scan's skills; missing entries mean served), settles collisions
+    /// among the rest and indexes the skills of `scan`, whose roots are
+    /// `roots`. When `previous` was built from the same roots, the same
+    /// parsed files and the same reasons (a refresh of an unchanged tree),
+    /// its index is shared instead of rebuilt.
+    pub fn build(
+        roots: Vec<Root>,
+        scan: Scan,
+        withheld: Vec<Option<Why>>,
+        previous: Option<&Snapshot>,
+    ) -> Snapshot {
         let Scan {
             skills: found,
             mut diagnostics,
@@ -155,9 +287,18 @@ impl Snapshot {
                 (name.to_lowercase(), f)
             })
             .collect();
-        let fingerprint: Vec<(usize, usize)> = found
+        let mut withheld = withheld;
+        withheld.resize(found.len(), None);
+        let fingerprint: Vec<(usize, usize, usize)> = found
             .iter()
-            .map(|f| (f.root, Arc::as_ptr(&f.parsed) as usize))
+            .zip(&withheld)
+            .map(|(f, why)| {
+                let why = match why {
+                    None => 0,
+                    Some(Why::Quarantined(report)) => Arc::as_ptr(report) as usize,
+                };
+                (f.root, Arc::as_ptr(&f.parsed) as usize, why)
+            })
             .collect();
         // The previous snapshot holds its parsed files, so an equal address
         // is the same allocation: the same file, unchanged.
@@ -167,7 +308,7 @@ impl Snapshot {
             {
                 Arc::clone(&previous.index)
             }
-            _ => Arc::new(Index::build(&roots, found, fingerprint)),
+            _ => Arc::new(Index::build(&roots, found, withheld, fingerprint)),
         };
         diagnostics.extend(index.shadowing.iter().cloned());
         Snapshot {
@@ -180,6 +321,8 @@ impl Snapshot {
             dirs,
             failed,
             also_found,
+            screened_dirs: Vec::new(),
+            skills_scanned: 0,
         }
     }
 
@@ -224,6 +367,21 @@ impl Snapshot {
                 skill,
                 by: &index.skills[by as usize],
             })
+    }
+
+    /// Skills that are loaded but not served, in precedence order.
+    pub fn withheld(&self) -> &[Withheld] {
+        &self.index.withheld
+    }
+
+    /// The withheld skill a call for `lowercase_name` (its full name or
+    /// its folder's name) meant, when no served skill has the name.
+    pub fn withheld_named(&self, lowercase_name: &str) -> Option<&Withheld> {
+        let index = &self.index;
+        index
+            .withheld_by_name
+            .get(lowercase_name)
+            .map(|&i| &index.withheld[i])
     }
 
     /// The served skill of the name of candidate `candidate` (itself when
@@ -287,12 +445,18 @@ impl Snapshot {
 }
 
 impl Index {
-    fn build(roots: &[Root], found: Vec<Found>, fingerprint: Vec<(usize, usize)>) -> Index {
+    fn build(
+        roots: &[Root],
+        found: Vec<Found>,
+        withheld: Vec<Option<Why>>,
+        fingerprint: Vec<(usize, usize, usize)>,
+    ) -> Index {
         let Collisions {
             winners,
             shadowed,
+            withheld,
             shadowing,
-        } = Collisions::settle(roots, found);
+        } = Collisions::settle(roots, found, withheld);
         // Display order; `place[i]` is where the winner found `i`-th goes.
         let mut order: Vec<usize> = (0..winners.len()).collect();
         order.sort_by(|&a, &b| {
@@ -325,10 +489,20 @@ impl Index {
             root_of.push(placed.root);
             shadowed_by.push(place[winner]);
         }
+        let mut withheld_by_name = HashMap::new();
+        for (index, held) in withheld.iter().enumerate() {
+            let skill = &held.skill;
+            // The first (highest precedence) of a name wins, as for calls.
+            for key in [skill.name.to_lowercase(), skill.folder().to_lowercase()] {
+                withheld_by_name.entry(key).or_insert(index);
+            }
+        }
         Index {
             search: OnceLock::new(),
             skills,
             served,
+            withheld,
+            withheld_by_name,
             shadowed_by,
             root_of,
             by_name,
@@ -345,27 +519,30 @@ struct Placed {
     root: u32,
 }
 
-/// The skills found, with name collisions settled: the first skill of a
-/// name (in precedence order) wins, later ones are shadowed.
+/// The skills found, withheld ones set aside first, with name collisions
+/// settled among the rest: the first skill of a name (in precedence order)
+/// wins, later ones are shadowed.
 struct Collisions {
     /// Each winner with its lowercased name, computed once: a rescan of
     /// 10,000 unchanged skills spends most of its own time here.
     winners: Vec<(String, Placed)>,
     /// Each shadowed skill with the index (in `winners`) of the winner.
     shadowed: Vec<(Placed, usize)>,
-    /// The `shadowed` diagnostics.
+    withheld: Vec<Withheld>,
+    /// The `shadowed` and `quarantined` diagnostics.
     shadowing: Vec<Diagnostic>,
 }
 
 impl Collisions {
-    fn settle(roots: &[Root], found: Vec<Found>) -> Collisions {
+    fn settle(roots: &[Root], found: Vec<Found>, why: Vec<Option<Why>>) -> Collisions {
         let root_paths: Vec<Arc<Path>> =
             roots.iter().map(|r| Arc::from(r.path.as_path())).collect();
         let mut winners: Vec<(String, Placed)> = Vec::with_capacity(found.len());
         let mut taken: HashMap<String, usize> = HashMap::with_capacity(found.len());
         let mut shadowed = Vec::new();
         let mut shadowing = Vec::new();
-        for found in found {
+        let mut withheld = Vec::new();
+        for (found, why) in found.into_iter().zip(why) {
             let root = &roots[found.root];
             let skill = Skill {
                 name: full_name(&found.parsed.name, root.plugin.as_deref()),
@@ -378,6 +555,12 @@ impl Collisions {
                 fence: root.fence.clone(),
                 parsed: found.parsed,
             };
+            if let Some(why) = why {
+                let held = Withheld { skill, why };
+                shadowing.push(held.diagnostic());
+                withheld.push(held);
+                continue;
+            }
             let placed = Placed {
                 skill,
                 root: found.root as u32,
@@ -398,6 +581,7 @@ impl Collisions {
         Collisions {
             winners,
             shadowed,
+            withheld,
             shadowing,
         }
     }
@@ -484,11 +668,17 @@ mod tests {
             Source::User,
             Layout::Folders,
         )];
-        let mut cache = Cache::default();
-        let first = Snapshot::build(roots.clone(), scan(&roots, 1 << 20, &mut cache), None);
+        let mut cache = scan::Cache::default();
+        let first = Snapshot::build(
+            roots.clone(),
+            scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
+            None,
+        );
         let same = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&first),
         );
         assert!(same.same_skills(&first));
@@ -497,6 +687,7 @@ mod tests {
         let changed = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&same),
         );
         assert!(!changed.same_skills(&same));
@@ -506,6 +697,7 @@ mod tests {
         let fewer = Snapshot::build(
             roots.clone(),
             scan(&roots, 1 << 20, &mut cache),
+            Vec::new(),
             Some(&changed),
         );
         assert!(!fewer.same_skills(&changed));

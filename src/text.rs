@@ -1,5 +1,6 @@
 //! Small text helpers shared by the commands, `import` and the server: text
-//! safe to print, plurals, the kind of a JSON value in words.
+//! safe to print, plurals, the kind of a JSON value in words, times as
+//! RFC 3339.
 
 use std::borrow::Cow;
 
@@ -68,6 +69,39 @@ pub fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// `time` in UTC as RFC 3339 to the second (`2026-10-01T12:00:00Z`), as
+/// skillserve records when something was done. Times before 1970 are
+/// written as 1970.
+pub fn utc_time(time: std::time::SystemTime) -> String {
+    let seconds = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +130,16 @@ mod tests {
         );
         assert_eq!(json_kind(&serde_json::json!([1])), "an array");
         assert_eq!(json_kind(&serde_json::json!({})), "an object");
+    }
+
+    #[test]
+    fn utc_times_are_rfc_3339() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(utc_time(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2024-02-29 (a leap day) 23:59:59.
+        let leap = UNIX_EPOCH + Duration::from_secs(1_709_251_199);
+        assert_eq!(utc_time(leap), "2024-02-29T23:59:59Z");
+        let later = UNIX_EPOCH + Duration::from_secs(4_102_444_800);
+        assert_eq!(utc_time(later), "2100-01-01T00:00:00Z");
     }
 }

@@ -1,17 +1,18 @@
 //! `skillserve list`: the skills one client is offered, and with `--all`
-//! the others with the reason each is left out (behaviour.md §8, §17).
+//! the others with the reason each is left out (behaviour.md §8, §17), the
+//! quarantined ones last (§18.5).
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{Counts, Format, provenance, report};
+use super::{Counts, FindingItem, Format, provenance, report};
 use crate::exit_codes::ExitCode;
 use crate::profiles::{Decision, Verdict, View};
 use crate::roots::{Source, SourceKind};
 use crate::skill::Skill;
-use crate::snapshot;
+use crate::snapshot::{self, Why, Withheld};
 use crate::text::{plural, printable};
 
 /// Longest description shown under a skill in `list`.
@@ -21,7 +22,8 @@ const LIST_DESCRIPTION_CHARS: usize = 160;
 #[derive(Clone, Copy, Debug)]
 pub struct ListOptions {
     pub format: Format,
-    /// Also the skills left out, with the reason (`--all`).
+    /// Also the skills left out and those not served (quarantined), with
+    /// the reason (`--all`).
     pub all: bool,
 }
 
@@ -60,6 +62,11 @@ pub fn list(
         hidden.push((group, &snapshot.candidates()[c], reason, by));
     }
     hidden.sort_by_key(|(group, ..)| *group);
+    let withheld = if options.all {
+        snapshot.withheld()
+    } else {
+        &[]
+    };
     match options.format {
         Format::Json => {
             let shown = view.skills().map(|s| ListItem::new(s, None, None));
@@ -67,7 +74,8 @@ pub fn list(
                 .iter()
                 .filter(|_| options.all)
                 .map(|(_, skill, reason, by)| ListItem::new(skill, *by, Some(reason)));
-            let items: Vec<ListItem> = shown.chain(left_out).collect();
+            let held = withheld.iter().map(ListItem::withheld);
+            let items: Vec<ListItem> = shown.chain(left_out).chain(held).collect();
             serde_json::to_writer_pretty(&mut *out, &items)?;
             writeln!(out)?;
         }
@@ -76,24 +84,26 @@ pub fn list(
                 writeln!(out, "{}\n", printable(client))?;
             }
             let listed = if options.all { &hidden[..] } else { &[] };
-            list_text(view, listed, decision, out)?;
+            list_text(view, listed, withheld, decision, out)?;
             list_summary(view, hidden.len(), max_file_bytes, options.all, out)?;
         }
     }
     Ok(ExitCode::Success)
 }
 
-/// Each shown skill, then those left out (`hidden`), by reason, with names
-/// in one column.
+/// Each shown skill, then those left out (`hidden`), by reason, then those
+/// `withheld` with the reason, with names in one column.
 fn list_text(
     view: &View,
     hidden: &[(Group, &Skill, String, Option<&Skill>)],
+    withheld: &[Withheld],
     decision: &Decision,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let width = view
         .skills()
         .chain(hidden.iter().map(|(_, skill, ..)| *skill))
+        .chain(withheld.iter().map(|w| &w.skill))
         .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(0)
@@ -126,6 +136,32 @@ fn list_text(
         write_skill(out, skill, width)?;
         writeln!(out, "    {}", printable(reason))?;
     }
+    if !withheld.is_empty() {
+        writeln!(
+            out,
+            "\nNot served (`skillserve check --security` lists every finding):"
+        )?;
+        for entry in withheld {
+            write_skill(out, &entry.skill, width)?;
+            match &entry.why {
+                Why::Quarantined(report) => {
+                    if let Some(first) = report.errors().next() {
+                        writeln!(
+                            out,
+                            "    quarantined: {}: {}",
+                            first.short(),
+                            printable(&first.finding.message)
+                        )?;
+                    }
+                    writeln!(
+                        out,
+                        "    to serve it: skillserve trust {}",
+                        entry.skill.name
+                    )?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -139,7 +175,7 @@ fn list_summary(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let snapshot = view.snapshot();
-    if snapshot.candidates().is_empty() {
+    if snapshot.candidates().is_empty() && snapshot.withheld().is_empty() {
         writeln!(out, "No skills found. Looked in:")?;
         for root in &snapshot.roots {
             writeln!(out, "  {:<8} {}", root.source, root.path.display())?;
@@ -151,11 +187,20 @@ fn list_summary(
             n if all => format!("; {n} hidden"),
             n => format!("; {n} hidden (see --all)"),
         };
+        let quarantined = match snapshot.withheld().len() {
+            0 => String::new(),
+            n if all => format!("; {n} quarantined"),
+            n => format!("; {n} quarantined (see --all)"),
+        };
         let by_source = match shown {
             0 => String::new(),
             _ => format!(" ({})", snapshot::count_by_source(view.skills())),
         };
-        writeln!(out, "\n{shown} skill{}{by_source}{hidden}", plural(shown))?;
+        writeln!(
+            out,
+            "\n{shown} skill{}{by_source}{hidden}{quarantined}",
+            plural(shown)
+        )?;
     }
     let report = report(snapshot, max_file_bytes);
     for diagnostic in report.iter().filter(|d| d.code.is_about_a_root()) {
@@ -221,6 +266,23 @@ struct ListItem<'a> {
     /// Why the skill is left out (`--all` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     hidden_because: Option<&'a str>,
+    /// Why the skill is not served at all (`--all` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld: Option<WithheldItem<'a>>,
+}
+
+/// Why a skill in `list --json --all` is not served.
+#[derive(Serialize)]
+struct WithheldItem<'a> {
+    /// `quarantined`.
+    reason: &'static str,
+    /// The first error-level finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finding: Option<FindingItem<'a>>,
+    /// How many error-level findings there are.
+    errors: usize,
+    /// The command that approves the skill as it is now.
+    approve: String,
 }
 
 /// Where an installed skill came from, in `list --json`.
@@ -269,6 +331,20 @@ impl<'a> ListItem<'a> {
             }),
             shadowed_by: shadowed_by.map(|by| by.file.to_string_lossy()),
             hidden_because,
+            withheld: None,
         }
+    }
+
+    fn withheld(withheld: &'a Withheld) -> Self {
+        let mut item = ListItem::new(&withheld.skill, None, None);
+        item.withheld = Some(match &withheld.why {
+            Why::Quarantined(report) => WithheldItem {
+                reason: "quarantined",
+                finding: report.errors().next().map(FindingItem::new),
+                errors: report.errors().count(),
+                approve: format!("skillserve trust {}", withheld.skill.name),
+            },
+        });
+        item
     }
 }

@@ -4,6 +4,7 @@
 //! the exit code; they never log.
 
 mod list;
+mod security;
 mod settings;
 
 pub use list::{ListOptions, list};
@@ -24,6 +25,7 @@ use crate::lint;
 use crate::profiles::{Decision, View};
 use crate::render::Base;
 use crate::roots::Origin;
+use crate::security::FileFinding;
 use crate::snapshot::Snapshot;
 use crate::text::{plural, printable};
 
@@ -203,32 +205,29 @@ fn origins_by_path(snapshot: &Snapshot) -> Vec<(&Path, &Origin)> {
         .collect()
 }
 
-/// `skillserve check [--json]`: what the scan found plus the Agent Skills
-/// rules ([`lint`]), grouped by file; exit 1 when there is an error.
+/// `skillserve check [--json] [--security]`: what the scan found plus the
+/// Agent Skills rules ([`lint`]), and with `security` (a cache to scan
+/// through) the security scan of every skill, grouped by file; exit 1 when
+/// there is an error.
 pub fn check(
     snapshot: &Snapshot,
     max_file_bytes: u64,
     format: Format,
+    security: Option<&mut crate::security::Cache>,
     out: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let diagnostics = report(snapshot, max_file_bytes);
-    let counts = Counts::of(&diagnostics);
+    let mut diagnostics = report(snapshot, max_file_bytes);
+    let scanned = security.map(|cache| security::SecurityScan::of(snapshot, cache));
+    let mut all = diagnostics.clone();
+    if let Some(scanned) = &scanned {
+        all.extend(scanned.diagnostics());
+    }
+    let counts = Counts::of(&all);
     let code = if counts.errors > 0 {
         ExitCode::Failure
     } else {
         ExitCode::Success
     };
-
-    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
-    for diagnostic in &diagnostics {
-        by_file
-            .entry(&diagnostic.path)
-            .or_default()
-            .push(diagnostic);
-    }
-    for list in by_file.values_mut() {
-        list.sort_by_key(|d| (d.line, d.severity));
-    }
 
     // Installed skills live in the store under their digests: say which
     // source each of their files belongs to.
@@ -240,9 +239,9 @@ pub fn check(
             .map(|(_, origin)| *origin)
     };
     if format == Format::Json {
-        let diagnostics: Vec<serde_json::Value> = by_file
-            .values()
-            .flatten()
+        sort_by_file(&mut diagnostics);
+        let diagnostics: Vec<serde_json::Value> = diagnostics
+            .iter()
             .map(|d| {
                 let mut value = json!(d);
                 if let Some(origin) = origin_of(&d.path) {
@@ -251,18 +250,29 @@ pub fn check(
                 value
             })
             .collect();
-        let report = json!({
+        let mut report = json!({
             "skills": snapshot.skills().len(),
             "errors": counts.errors,
             "warnings": counts.warnings,
             "notes": counts.notes,
             "diagnostics": diagnostics,
         });
+        if let Some(scanned) = &scanned {
+            report["security"] = scanned.json();
+        }
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;
         return Ok(code);
     }
 
+    sort_by_file(&mut all);
+    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
+    for diagnostic in &all {
+        by_file
+            .entry(&diagnostic.path)
+            .or_default()
+            .push(diagnostic);
+    }
     for (path, list) in &by_file {
         writeln!(out, "{}", printable(&path.display().to_string()))?;
         if let Some(origin) = origin_of(path) {
@@ -284,7 +294,7 @@ pub fn check(
         writeln!(out)?;
     }
     let skills = snapshot.skills().len();
-    if diagnostics.is_empty() {
+    if all.is_empty() {
         writeln!(
             out,
             "No problems found ({skills} skill{} served).",
@@ -293,5 +303,40 @@ pub fn check(
     } else {
         writeln!(out, "{counts} ({skills} skill{} served).", plural(skills))?;
     }
+    if let Some(scanned) = &scanned {
+        writeln!(out, "{}", scanned.summary())?;
+    }
     Ok(code)
+}
+
+/// Diagnostics by file, then line (a finding about the whole file first),
+/// then severity.
+fn sort_by_file(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.severity).cmp(&(&b.path, b.line, b.severity)));
+}
+
+/// A security finding in JSON (`check --json --security`, `list --json
+/// --all`).
+#[derive(serde::Serialize)]
+struct FindingItem<'a> {
+    file: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    severity: Severity,
+    code: crate::diagnostic::Code,
+    message: &'a str,
+    hint: &'a str,
+}
+
+impl<'a> FindingItem<'a> {
+    fn new(found: &'a FileFinding) -> Self {
+        FindingItem {
+            file: &found.file,
+            line: found.finding.line,
+            severity: found.finding.severity,
+            code: found.finding.code,
+            message: &found.finding.message,
+            hint: &found.finding.hint,
+        }
+    }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::*;
 use crate::config::{Env, Flags, file, settings};
-use crate::scan::Cache;
 use crate::snapshot;
+use crate::snapshot::Cache;
 
 fn write(dir: &Path, name: &str, description: &str) {
     std::fs::create_dir_all(dir.join(name)).unwrap();

@@ -23,8 +23,7 @@ use crate::disk::Stamp;
 use crate::files::Files;
 use crate::installed::Verify;
 use crate::profiles::{Key, Profiles, Surfaces, View};
-use crate::scan::Cache;
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot::{self, Cache, Snapshot};
 
 /// Client names whose views a refresh computes right away, at most: the
 /// clients connected now (stdio has one; a team server a few).
@@ -485,8 +484,9 @@ fn log_refresh(previous: &Served, current: &Served, unchanged: bool, elapsed: Du
         );
     } else {
         tracing::debug!(
-            "refresh: no change ({skills} skills, {} files parsed) in {elapsed_ms:.1} ms",
+            "refresh: no change ({skills} skills, {} files parsed, {} skills scanned) in {elapsed_ms:.1} ms",
             current.snapshot.files_parsed,
+            current.snapshot.skills_scanned,
         );
     }
 }

@@ -129,8 +129,9 @@ impl Caller {
             },
         };
         match answer {
-            // A broken skill fixed since the last refresh.
-            Answer::Broken(_) if self.claim_rescan() => Next::RescanAndRetry,
+            // A broken skill fixed, or a quarantined one approved, since
+            // the last refresh.
+            Answer::Broken(_) | Answer::Withheld(_) if self.claim_rescan() => Next::RescanAndRetry,
             // A passing I/O error may mean the tree changed: look again (at
             // most once a second, like a miss). A file that must be fixed (not
             // UTF-8, too large, not a regular file) stays as it is until it is
@@ -149,6 +150,7 @@ impl Caller {
             }
             Answer::NotFound { .. }
             | Answer::Broken(_)
+            | Answer::Withheld(_)
             | Answer::Skill { .. }
             | Answer::Ambiguous(_)
             | Answer::Invalid(_) => Next::Answer,

@@ -10,9 +10,13 @@
 //! - every skill folder, for changes to its `SKILL.md`;
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
-//! - the folders of the plugin manifest and settings files, of skillserve's
-//!   own `config.toml`, and of the lock of installed skills (`sources.lock`),
-//!   for those files.
+//! - the folders of the plugin manifest and settings files, of
+//!   skillserve's own `config.toml`, of the approvals of quarantined skills
+//!   (`trusted.toml`) and of the lock of installed skills (`sources.lock`),
+//!   for those files;
+//! - every folder of a skill that is scanned before it is served (one not
+//!   the user's own), for any change: an edit to any of its files may
+//!   quarantine it or release it.
 //!
 //! After every refresh the watch set is brought in line with the new snapshot,
 //! so a root created after start-up is watched from then on. Bursts of events
@@ -34,7 +38,7 @@ use crate::roots;
 use crate::scan;
 use crate::server::events::{Change, ChangeKind, PlatformWatcher, WatchError};
 use crate::server::registry::Registry;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Snapshot};
 
 /// Quiet time that ends a burst of events.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -72,9 +76,15 @@ impl Plan {
         let loaded = snapshot.candidates().iter();
         for dir in loaded
             .map(|s| &s.dir)
+            .chain(snapshot.withheld().iter().map(|w| &w.skill.dir))
             .chain(&snapshot.dirs.other_skill_dirs)
         {
             plan.entry(dir).skill_md = true;
+        }
+        // Skills scanned before they are served: a change to any of their
+        // files may quarantine one or release it.
+        for dir in &snapshot.screened_dirs {
+            plan.entry(dir).any = true;
         }
         for missing in &snapshot.missing_roots {
             plan.toward(missing);
@@ -203,6 +213,7 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 let same = current.snapshot.same_skills(&armed.snapshot)
                     && Arc::ptr_eq(&current.profiles, &armed.profiles)
                     && current.snapshot.dirs == armed.snapshot.dirs
+                    && current.snapshot.screened_dirs == armed.snapshot.screened_dirs
                     && current.snapshot.missing_roots == armed.snapshot.missing_roots;
                 if same && state.stale.is_empty() {
                     continue;
@@ -308,6 +319,8 @@ async fn rearm(
     let mut files = plugins::config_files(&settings.config);
     files.extend(registry.settings_file());
     files.extend(installed::lock_file(&settings.config));
+    // An approval (`skillserve trust`) may release a quarantined skill.
+    files.extend(snapshot::approvals_file(&settings.config));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

@@ -25,6 +25,7 @@ use crate::lint;
 use crate::listing;
 use crate::roots::{Layout, Root, Source};
 use crate::scan::{self, Cache};
+use crate::security;
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::spec;
@@ -140,7 +141,10 @@ pub fn find(
         })
         .collect();
     let scan = scan::scan(&roots, max_file_bytes, &mut Cache::default());
-    let snapshot = Snapshot::build(roots, scan, None);
+    // Nothing is withheld: every skill is shown with its findings, and
+    // those of the security rules decide in `add` and `update`.
+    let withheld = vec![None; scan.skills.len()];
+    let snapshot = Snapshot::build(roots, scan, withheld, None);
     let mut diagnostics: Vec<Diagnostic> = snapshot
         .diagnostics
         .iter()
@@ -172,12 +176,16 @@ pub fn find(
                 });
             }
         }
-        findings.extend(security_findings(&skill.dir).into_iter().map(|d| Shown {
-            severity: d.severity,
-            code: d.code.to_string(),
-            place: place(&d.path, d.line),
-            message: d.message.clone(),
-            security: true,
+        let report = security::scan_dir(skill.place());
+        findings.extend(report.findings.iter().map(|f| {
+            let d = f.at(&skill.dir);
+            Shown {
+                severity: d.severity,
+                code: d.code.to_string(),
+                place: place(&d.path, d.line),
+                message: d.message,
+                security: true,
+            }
         }));
         let shown_dir = place(&skill.dir, None);
         match hash_files(skill) {
@@ -221,13 +229,6 @@ pub fn find(
         }
     }
     out
-}
-
-/// The security rules' findings about the skill in `dir`. This is where
-/// the scanner of `skillserve check --security` plugs in; until it exists
-/// there are none, and nothing needs `--allow-risky`.
-fn security_findings(_dir: &Path) -> Vec<Diagnostic> {
-    Vec::new()
 }
 
 /// The files of `skill` as the server lists them, each opened through the

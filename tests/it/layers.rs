@@ -25,15 +25,15 @@ const LAYERS: &[&[&str]] = &[
         "text",
     ],
     &["disk"],
-    &["config", "gate", "parse"],
+    &["approvals", "config", "gate", "parse"],
     &["contents", "listing", "program", "roots", "tokens"],
     &["files", "installed", "plugins", "skill"],
-    &["render", "scan", "search"],
+    &["render", "scan", "search", "security"],
     &["snapshot"],
     &["profiles"],
     &["resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server", "sources"],
+    &["commands", "import", "server", "sources", "trust"],
     &["cli"],
 ];
 

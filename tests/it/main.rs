@@ -22,6 +22,7 @@ mod properties;
 mod refresh;
 mod resources;
 mod search;
+mod security;
 mod server;
 mod settings;
 mod sources;

@@ -157,7 +157,7 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
             .collect(),
         ..Scan::default()
     };
-    Snapshot::build(vec![root], scan, None)
+    Snapshot::build(vec![root], scan, Vec::new(), None)
 }
 
 /// The view of every skill of [`snapshot`], as a client no setting concerns
