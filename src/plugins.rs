@@ -138,13 +138,40 @@ fn read_manifest(
                 continue;
             }
         };
+        let here = Entries {
+            manifest: path,
+            key,
+            base,
+            project: project.as_deref(),
+        };
+        if let Some(install) = here.pick(&entries, diagnostics) {
+            installs.insert(key.clone(), install);
+        }
+    }
+    installs
+}
+
+/// The entries of one plugin key in a manifest, and what picking one needs.
+struct Entries<'a> {
+    manifest: &'a Path,
+    key: &'a str,
+    /// Relative install paths are relative to the manifest's folder.
+    base: &'a Path,
+    /// The project being served, canonical.
+    project: Option<&'a Path>,
+}
+
+impl Entries<'_> {
+    /// The entry of the most specific scope that applies to the project;
+    /// entries that cannot apply are skipped, malformed ones with a warning.
+    fn pick(&self, entries: &[&Value], diagnostics: &mut Vec<Diagnostic>) -> Option<Install> {
         let mut best: Option<(usize, Install)> = None;
         for entry in entries {
             let scope = entry.get("scope").and_then(Value::as_str).unwrap_or("user");
             let Some(rank) = SCOPES.iter().position(|s| *s == scope) else {
                 diagnostics.push(entry_problem(
-                    path,
-                    key,
+                    self.manifest,
+                    self.key,
                     &format!("has an unknown scope \"{scope}\""),
                 ));
                 continue;
@@ -154,16 +181,20 @@ fn read_manifest(
                     .get("projectPath")
                     .and_then(Value::as_str)
                     .map(|p| canonical(Path::new(p)));
-                if here.is_none() || here != project {
+                if here.is_none() || here.as_deref() != self.project {
                     continue;
                 }
             }
             let Some(install_path) = entry.get("installPath").and_then(Value::as_str) else {
-                diagnostics.push(entry_problem(path, key, "has no \"installPath\""));
+                diagnostics.push(entry_problem(
+                    self.manifest,
+                    self.key,
+                    "has no \"installPath\"",
+                ));
                 continue;
             };
             let install = Install {
-                install_path: absolute(Path::new(install_path), base),
+                install_path: absolute(Path::new(install_path), self.base),
                 version: entry
                     .get("version")
                     .and_then(Value::as_str)
@@ -173,11 +204,8 @@ fn read_manifest(
                 best = Some((rank, install));
             }
         }
-        if let Some((_, install)) = best {
-            installs.insert(key.clone(), install);
-        }
+        best.map(|(_, install)| install)
     }
-    installs
 }
 
 fn entry_problem(path: &Path, key: &str, problem: &str) -> Diagnostic {
