@@ -65,35 +65,44 @@ pub fn load_with(
     let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
     scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    let candidates: Vec<Candidate> = scan
-        .skills
+    // The server's first load takes installed skills as their installation
+    // scanned them (`add` and `update` refuse error-level findings without
+    // `--allow-risky`, and the store entry holds those very files): the
+    // refresh right after start-up screens them like every skill that is
+    // not the user's own, off the request path.
+    let deferred = |found: &Found| verify == Verify::Quick && roots[found.root].origin.is_some();
+    let screening: Vec<usize> = (0..scan.skills.len())
+        .filter(|&i| !deferred(&scan.skills[i]))
+        .collect();
+    let candidates: Vec<Candidate> = screening
         .iter()
-        .map(|found| Candidate {
-            place: Place {
-                dir: &found.dir,
-                file: &found.file,
-                fence: roots[found.root].fence.as_deref(),
-            },
-            source: roots[found.root].source,
-            name: &found.parsed.name,
-            description: &found.parsed.description,
+        .map(|&i| {
+            let found = &scan.skills[i];
+            Candidate {
+                place: Place {
+                    dir: &found.dir,
+                    file: &found.file,
+                    fence: roots[found.root].fence.as_deref(),
+                },
+                source: roots[found.root].source,
+                name: &found.parsed.name,
+                description: &found.parsed.description,
+            }
         })
         .collect();
     let approvals = approvals_file(config);
     let screened = security::screen(&candidates, approvals.as_deref(), &mut cache.security);
     scan.diagnostics.extend(screened.diagnostics);
-    let withheld = screened
-        .verdicts
-        .into_iter()
-        .zip(&scan.skills)
-        .map(|(verdict, found)| match verdict {
+    let mut withheld = vec![None; scan.skills.len()];
+    for (verdict, i) in screened.verdicts.into_iter().zip(screening) {
+        withheld[i] = match verdict {
             // Installed with `skillserve add --allow-risky`: the user saw
             // the findings and approved them then.
-            Verdict::Quarantined(_) if approved_at_install(&roots[found.root]) => None,
+            Verdict::Quarantined(_) if approved_at_install(&roots[scan.skills[i].root]) => None,
             Verdict::Quarantined(report) => Some(Why::Quarantined(report)),
             Verdict::Own | Verdict::Clean(_) | Verdict::Approved(_) => None,
-        })
-        .collect();
+        };
+    }
     let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
     snapshot.screened_dirs = screened.folders;
     snapshot.skills_scanned = screened.scanned;
