@@ -123,7 +123,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 /// The default time after which an MCP session with no request ends.
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
 
-/// How `serve --http` listens and whom it lets in (behaviour.md §22).
+/// How `serve --http` listens and whom it lets in (behaviour.md §16).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpOptions {
     pub addr: std::net::SocketAddr,

@@ -1,4 +1,4 @@
-//! `serve --http`: MCP over Streamable HTTP for a team (behaviour.md §22).
+//! `serve --http`: MCP over Streamable HTTP for a team (behaviour.md §16).
 //!
 //! rmcp's tower service does the protocol work at `/mcp`: sessions of
 //! 2025-11-25 clients (`Mcp-Session-Id`, POST answered as SSE, GET for the
