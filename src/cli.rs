@@ -15,6 +15,7 @@ use crate::config::{
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
 use crate::program::SearchEnv;
+use crate::sources::{AddOptions, UpdateOptions};
 
 /// A day, for `--timeout` of `import` and `invoke`: a call may take long.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
@@ -44,7 +45,8 @@ Where skills are looked for, highest precedence first:
   3. your home: ~/.claude/skills ($CLAUDE_CONFIG_DIR/skills), ~/.agents/skills,
      ~/.codex/skills ($CODEX_HOME/skills), ~/.cursor/skills, ~/.gemini/skills,
      ~/.config/opencode/skills, ~/.copilot/skills
-  4. skills of enabled Claude Code plugins
+  4. skills installed with `skillserve add` (see `skillserve sources`)
+  5. skills of enabled Claude Code plugins
 
 Settings: flags win over environment variables, which win over config.toml
 (~/.config/skillserve/config.toml, %APPDATA%\\skillserve\\config.toml on Windows;
@@ -68,6 +70,10 @@ Examples:
                                       one skill per tool of your MCP servers, in ./mcp-skills
   skillserve invoke --mcp-settings ~/.cursor/mcp.json github search_code '{\"q\": \"x\"}'
                                       call one of those tools from a shell
+  skillserve add anthropics/skills    install the skills of a GitHub repository (after a review)
+  skillserve update --check           are there updates? (exit 10 when there are)
+  skillserve publish ./skills --out site
+                                      your skills as an index any static web host can serve
   skillserve serve --http             serve a team over HTTP at http://127.0.0.1:8080/mcp
   skillserve token new alice --file tokens
                                       a bearer token for --auth-tokens tokens";
@@ -170,6 +176,32 @@ pub enum Command {
     Import(ImportArgs),
     /// Call a tool of an MCP server in a settings file and print its result (exit 1 on error).
     Invoke(InvokeArgs),
+    /// Install skills from a git repository or a published index (shows the plan and asks first).
+    Add(AddArgs),
+    /// Fetch installed sources again and install what changed (shows the changes and asks first).
+    Update(UpdateArgs),
+    /// Remove an installed source and its skills (asks first).
+    Remove {
+        /// The source's id (see `skillserve sources`).
+        id: String,
+        /// Do not ask; needed without a terminal.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// List the installed sources: id, kind, URL, ref, commit, skills, last update.
+    Sources {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a folder of skills as an Agent Skills discovery index for a static web host.
+    Publish {
+        /// The folder that holds the skills (like a --skills-dir).
+        dir: String,
+        /// Where to write `.well-known/agent-skills/` (index.json and one artifact per skill).
+        #[arg(long, value_name = "OUT")]
+        out: String,
+    },
     /// Bearer tokens for `serve --http --auth-tokens FILE`.
     #[command(subcommand)]
     Token(TokenCommand),
@@ -219,6 +251,11 @@ impl Command {
             Command::Untrust { .. } => Some("untrust"),
             Command::Import(_) => Some("import"),
             Command::Invoke(_) => Some("invoke"),
+            Command::Add(_) => Some("add"),
+            Command::Update(_) => Some("update"),
+            Command::Remove { .. } => Some("remove"),
+            Command::Sources { .. } => Some("sources"),
+            Command::Publish { .. } => Some("publish"),
             Command::Token(_) => Some("token"),
         }
     }
@@ -464,6 +501,87 @@ pub struct ImportArgs {
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
     pub timeout: u64,
+}
+
+/// Options of `add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// owner/repo (GitHub), a git URL (https://, ssh://, git@host:path, file://), the path
+    /// of a local git checkout, or https://host for a published index.
+    pub source: String,
+
+    /// The source's name in sources.lock [default: the repository's name, or the index's host].
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+
+    /// The branch, tag or commit to install [default: the remote's default branch]; a tag
+    /// or a commit stays pinned on `update`.
+    #[arg(long = "ref", value_name = "REF")]
+    pub reference: Option<String>,
+
+    /// Only look for skills in this folder of the repository.
+    #[arg(long = "path", value_name = "SUBDIR")]
+    pub subdir: Option<String>,
+
+    /// Install only this skill (repeatable; see the plan for the names).
+    #[arg(long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+
+    /// Do not ask; needed without a terminal.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Install even skills with error-level security findings.
+    #[arg(long)]
+    pub allow_risky: bool,
+}
+
+impl AddArgs {
+    pub fn options(&self) -> AddOptions {
+        AddOptions {
+            source: self.source.clone(),
+            id: self.id.clone(),
+            reference: self.reference.clone(),
+            subdir: self.subdir.clone(),
+            skills: self.skills.clone(),
+            allow_risky: self.allow_risky,
+        }
+    }
+}
+
+/// Options of `update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The sources to update [default: all].
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+
+    /// Change nothing; exit 10 when updates are available, 0 when not.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Do not ask; needed without a terminal.
+    #[arg(long, short = 'y', conflicts_with = "check")]
+    pub yes: bool,
+
+    /// Install even skills with error-level security findings.
+    #[arg(long, conflicts_with = "check")]
+    pub allow_risky: bool,
+}
+
+impl UpdateArgs {
+    pub fn options(&self) -> UpdateOptions {
+        UpdateOptions {
+            ids: self.ids.clone(),
+            check: self.check,
+            allow_risky: self.allow_risky,
+        }
+    }
+}
+
+/// Expands `~` and `$VAR` in the path of a command's argument, made absolute.
+pub fn command_path(what: &'static str, value: &str, env: &Env) -> Result<PathBuf, UsageError> {
+    Ok(expand_path(what, value, env, &env.cwd)?)
 }
 
 /// Options of `invoke`.

@@ -91,6 +91,10 @@ codes! {
     PluginMissing = "plugin-missing",
     PluginDisabled = "plugin-disabled",
     PluginPathOutside = "plugin-path-outside",
+    // Installed skills (`skillserve add`): the lock and the store.
+    LockInvalid = "lock-invalid",
+    StoreMissing = "store-missing",
+    StoreTampered = "store-tampered",
     // The security scan (`check --security`, and every skill of a folder
     // that is not the user's own before it is served).
     HiddenUnicode = "hidden-unicode",

@@ -170,6 +170,45 @@ impl Stamp {
     pub fn size(&self) -> u64 {
         self.len
     }
+
+    /// The stamp as one line of seven numbers, for a record kept between
+    /// processes (the store's stamps of verified entries, `installed`).
+    pub fn encode(&self) -> String {
+        let Stamp {
+            len,
+            modified,
+            changed,
+            id,
+            modified_nanos,
+            changed_nanos,
+        } = self;
+        format!(
+            "{len} {modified} {modified_nanos} {changed} {changed_nanos} {} {}",
+            id.dev, id.ino
+        )
+    }
+
+    /// The stamp [`Stamp::encode`] wrote, or `None` for anything else.
+    pub fn decode(text: &str) -> Option<Stamp> {
+        let mut numbers = text.split(' ');
+        let mut signed = || numbers.next()?.parse::<i64>().ok();
+        let len = u64::try_from(signed()?).ok()?;
+        let (modified, modified_nanos) = (signed()?, i32::try_from(signed()?).ok()?);
+        let (changed, changed_nanos) = (signed()?, i32::try_from(signed()?).ok()?);
+        let mut unsigned = || numbers.next()?.parse::<u64>().ok();
+        let stamp = Stamp {
+            len,
+            modified,
+            changed,
+            modified_nanos,
+            changed_nanos,
+            id: FileId {
+                dev: unsigned()?,
+                ino: unsigned()?,
+            },
+        };
+        numbers.next().is_none().then_some(stamp)
+    }
 }
 
 /// Why a file could not be read.
@@ -429,6 +468,15 @@ mod tests {
             read_text(&path, 1 << 20),
             Err(ReadError::NotRegular)
         ));
+    }
+
+    #[test]
+    fn a_stamp_survives_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(dir.path()).unwrap());
+        assert_eq!(Stamp::decode(&stamp.encode()), Some(stamp));
+        assert_eq!(Stamp::decode("1 2 3"), None);
+        assert_eq!(Stamp::decode(&format!("{} 8", stamp.encode())), None);
     }
 
     #[test]

@@ -5,10 +5,13 @@
 pub enum ExitCode {
     /// Served until the client left or a signal arrived; a command succeeded.
     Success = 0,
-    /// `check` found errors, `show` could not load the skill, or the server failed.
+    /// `check` found errors, `show` could not load the skill, the server
+    /// failed, or a command such as `add` stopped (nothing was changed).
     Failure = 1,
     /// Bad flags or an unusable configuration; nothing was started.
     Usage = 2,
+    /// `update --check`: updates are available (nothing was changed).
+    UpdatesAvailable = 10,
 }
 
 impl ExitCode {

@@ -1,10 +1,11 @@
 //! skillserve: a stdio MCP server that serves Agent Skills through one tool, `skill`.
 //!
-//! Data flows one way: [`roots`] and [`plugins`] → [`scan`] (with [`parse`]) →
-//! [`snapshot`] → [`profiles`] (each client's view) → [`answer`] → [`server`]
-//! or [`commands`]; [`config`] holds the settings every step works from. The
-//! modules form layers (`ARCHITECTURE.md`; a test holds them): each uses only
-//! lower ones.
+//! Data flows one way: [`roots`], [`installed`] and [`plugins`] → [`scan`]
+//! (with [`parse`]) → [`snapshot`] → [`profiles`] (each client's view) →
+//! [`answer`] → [`server`] or [`commands`]; [`config`] holds the settings
+//! every step works from. [`sources`] fetches skills from git and published
+//! indexes into the store that [`installed`] reads. The modules form layers
+//! (`ARCHITECTURE.md`; a test holds them): each uses only lower ones.
 //! Everything but [`server`] and [`import`] is blocking code without tokio,
 //! rmcp or notify (but for [`uri`], which asks rmcp's model types whether a
 //! name is listable); `docs/behaviour.md` is the contract.
@@ -23,6 +24,7 @@ pub mod files;
 pub mod folders;
 pub mod gate;
 pub mod import;
+pub mod installed;
 pub mod lint;
 pub mod listing;
 pub mod memory;
@@ -43,6 +45,7 @@ pub mod server;
 pub mod similarity;
 pub mod skill;
 pub mod snapshot;
+pub mod sources;
 pub mod spec;
 pub mod text;
 pub mod tokens;

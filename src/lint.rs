@@ -73,9 +73,11 @@ fn name(skill: &Skill, out: &mut Vec<Finding>) {
     match parsed.name_from {
         NameFrom::Frontmatter | NameFrom::Coerced => {
             // A single-skill plugin's folder is its version folder (`1.0.0`):
-            // there is no folder name to match.
-            let own_folder = match skill.plugin() {
-                Some(plugin) if plugin.install_path == *skill.dir => None,
+            // there is no folder name to match. An installed skill's is its
+            // digest: its folder in its source counts.
+            let own_folder = match (skill.plugin(), skill.origin()) {
+                (_, Some(origin)) => Some(origin.folder.clone()),
+                (Some(plugin), _) if plugin.install_path == *skill.dir => None,
                 _ => Some(folder_name(&skill.dir)),
             };
             let namespaced = skill.plugin().is_some();

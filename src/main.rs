@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use tracing_subscriber::filter::Targets;
 
-use skillserve::cli::{Cli, Command, TokenCommand, UsageError};
+use skillserve::cli::{self, Cli, Command, TokenCommand, UsageError};
 use skillserve::commands::{self, Format, ListOptions};
 use skillserve::config::{Env, Flags, Settings, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, ImportError, invoke};
+use skillserve::installed::Verify;
 use skillserve::profiles::{self, Profiles};
 use skillserve::server::{self, Stop};
 use skillserve::snapshot::{self, Cache, Snapshot};
+use skillserve::sources::{self, SourceError};
 use skillserve::tokens;
 use skillserve::trust::{self, Confirm};
 
@@ -148,7 +150,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Check { json, security }) => {
             let mut cache = Cache::default();
-            let snapshot = snapshot::load(&settings.config, &mut cache, None);
+            // `check` hashes every installed skill's files.
+            let snapshot = snapshot::load_with(&settings.config, &mut cache, None, Verify::Full);
             let scan = security.then_some(&mut cache.security);
             let format = Format::of(*json);
             commands::check(&snapshot, max_file_bytes, format, scan, &mut out)?
@@ -189,6 +192,46 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Untrust { name }) => {
             trust::untrust(&settings.config, name, &mut out, &mut std::io::stderr())?
+        }
+        Some(Command::Add(args)) => {
+            let context = sources::Context::new(&settings.config, &env);
+            let options = args.options();
+            let outcome = context.and_then(|context| {
+                with_confirmation(args.yes, |confirm| {
+                    sources::add(&context, &options, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Update(args)) => {
+            let context = sources::Context::new(&settings.config, &env);
+            let options = args.options();
+            let outcome = context.and_then(|context| {
+                with_confirmation(args.yes, |confirm| {
+                    sources::update(&context, &options, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Remove { id, yes }) => {
+            let context = sources::Context::new(&settings.config, &env);
+            let outcome = context.and_then(|context| {
+                with_confirmation(*yes, |confirm| {
+                    sources::remove(&context, id, confirm, &mut out)
+                })
+            });
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Sources { json }) => {
+            let outcome = sources::Context::new(&settings.config, &env)
+                .and_then(|context| sources::list(&context, *json, &mut out));
+            finish_sources(outcome, &mut out)?
+        }
+        Some(Command::Publish { dir, out: target }) => {
+            let dir = cli::command_path("publish folder", dir, &env)?;
+            let target = cli::command_path("--out", target, &env)?;
+            let outcome = sources::publish(&dir, &target, max_file_bytes, &mut out);
+            finish_sources(outcome, &mut out)?
         }
         Some(Command::Config) => commands::config(&settings, &mut out)?,
         Some(Command::Disable(args) | Command::Enable(args)) => {
@@ -320,6 +363,43 @@ fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Outp
     // their processes; there is nothing to wait for.
     runtime.shutdown_background();
     Ok(output)
+}
+
+/// Runs `command` with the user's confirmation: `--yes`, else a question
+/// on the terminal (stderr, answered on stdin), else none (the command
+/// shows its plan and changes nothing).
+fn with_confirmation<T>(yes: bool, command: impl FnOnce(&mut sources::Confirm<'_>) -> T) -> T {
+    if yes {
+        return command(&mut sources::Confirm::Given);
+    }
+    if !std::io::stdin().is_terminal() {
+        return command(&mut sources::Confirm::NoTerminal);
+    }
+    let mut ask = |question: &str| -> std::io::Result<bool> {
+        eprint!("{question} [y/N] ");
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        let answer = answer.trim().to_ascii_lowercase();
+        Ok(answer == "y" || answer == "yes")
+    };
+    command(&mut sources::Confirm::Ask(&mut ask))
+}
+
+/// The exit code of a sources command; its error (after what it printed)
+/// is one line on stderr.
+fn finish_sources(
+    outcome: Result<ExitCode, SourceError>,
+    out: &mut impl Write,
+) -> std::io::Result<ExitCode> {
+    match outcome {
+        Ok(code) => Ok(code),
+        Err(err) => {
+            out.flush()?;
+            eprintln!("skillserve: {err}");
+            Ok(ExitCode::Failure)
+        }
+    }
 }
 
 /// Logs go to stderr only: stdout carries JSON-RPC.

@@ -138,13 +138,40 @@ fn read_manifest(
                 continue;
             }
         };
+        let here = Entries {
+            manifest: path,
+            key,
+            base,
+            project: project.as_deref(),
+        };
+        if let Some(install) = here.pick(&entries, diagnostics) {
+            installs.insert(key.clone(), install);
+        }
+    }
+    installs
+}
+
+/// The entries of one plugin key in a manifest, and what picking one needs.
+struct Entries<'a> {
+    manifest: &'a Path,
+    key: &'a str,
+    /// Relative install paths are relative to the manifest's folder.
+    base: &'a Path,
+    /// The project being served, canonical.
+    project: Option<&'a Path>,
+}
+
+impl Entries<'_> {
+    /// The entry of the most specific scope that applies to the project;
+    /// entries that cannot apply are skipped, malformed ones with a warning.
+    fn pick(&self, entries: &[&Value], diagnostics: &mut Vec<Diagnostic>) -> Option<Install> {
         let mut best: Option<(usize, Install)> = None;
         for entry in entries {
             let scope = entry.get("scope").and_then(Value::as_str).unwrap_or("user");
             let Some(rank) = SCOPES.iter().position(|s| *s == scope) else {
                 diagnostics.push(entry_problem(
-                    path,
-                    key,
+                    self.manifest,
+                    self.key,
                     &format!("has an unknown scope \"{scope}\""),
                 ));
                 continue;
@@ -154,16 +181,20 @@ fn read_manifest(
                     .get("projectPath")
                     .and_then(Value::as_str)
                     .map(|p| canonical(Path::new(p)));
-                if here.is_none() || here != project {
+                if here.is_none() || here.as_deref() != self.project {
                     continue;
                 }
             }
             let Some(install_path) = entry.get("installPath").and_then(Value::as_str) else {
-                diagnostics.push(entry_problem(path, key, "has no \"installPath\""));
+                diagnostics.push(entry_problem(
+                    self.manifest,
+                    self.key,
+                    "has no \"installPath\"",
+                ));
                 continue;
             };
             let install = Install {
-                install_path: absolute(Path::new(install_path), base),
+                install_path: absolute(Path::new(install_path), self.base),
                 version: entry
                     .get("version")
                     .and_then(Value::as_str)
@@ -173,11 +204,8 @@ fn read_manifest(
                 best = Some((rank, install));
             }
         }
-        if let Some((_, install)) = best {
-            installs.insert(key.clone(), install);
-        }
+        best.map(|(_, install)| install)
     }
-    installs
 }
 
 fn entry_problem(path: &Path, key: &str, problem: &str) -> Diagnostic {
@@ -241,6 +269,8 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
         source: Source::Plugin,
         layout,
         plugin: Some(Arc::clone(plugin)),
+        origin: None,
+        probed: None,
         fence: None,
     };
 
@@ -289,6 +319,47 @@ fn plugin_roots(plugin: &Arc<Plugin>, roots: &mut Vec<Root>, diagnostics: &mut V
     if roots::SKILL_FILES.iter().any(|f| base.join(f).exists()) {
         roots.push(root(base.clone(), Layout::Skill));
     }
+}
+
+/// Every skill folder a repository's Claude Code manifests declare, for
+/// `skillserve add`: the `skills` lists of every plugin of
+/// `.claude-plugin/marketplace.json` (relative to the entry's `source`), as
+/// `anthropics/skills` lists its skills, and of `.claude-plugin/plugin.json`.
+/// Paths leading outside `base` are refused with a diagnostic, as for
+/// installed plugins; a listed path may be a skill or a folder of skills.
+pub fn declared_skill_paths(base: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    // A fetched repository may hold anything: only plain files are read (a
+    // symlink to /dev/zero would never end).
+    let plain = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    let marketplace = base.join(".claude-plugin/marketplace.json");
+    if plain(&marketplace)
+        && let Some(json) = read_json(&marketplace, diagnostics)
+    {
+        let entries = json.get("plugins").and_then(Value::as_array);
+        for entry in entries.into_iter().flatten() {
+            let Some(skills) = entry.get("skills") else {
+                continue;
+            };
+            let source = entry.get("source").and_then(Value::as_str).unwrap_or("./");
+            let Some(source) = confined(base, source, &marketplace, diagnostics) else {
+                continue;
+            };
+            for path in string_list(skills, &marketplace, diagnostics) {
+                out.extend(confined(&source, &path, &marketplace, diagnostics));
+            }
+        }
+    }
+    let manifest = base.join(".claude-plugin/plugin.json");
+    if plain(&manifest)
+        && let Some(json) = read_json(&manifest, diagnostics)
+        && let Some(skills) = json.get("skills")
+    {
+        for path in string_list(skills, &manifest, diagnostics) {
+            out.extend(confined(base, &path, &manifest, diagnostics));
+        }
+    }
+    out
 }
 
 /// A `skills` field: one string or a list of strings.

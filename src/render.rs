@@ -211,10 +211,23 @@ pub fn remote_base_directory(uri: &str) -> String {
 /// The answer to a successful call: the header, a blank line, then SKILL.md
 /// exactly as read. `base` is the `Base directory` line's value.
 pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
-    format!(
-        "Loading: {}\nBase directory: {base}\n\n{content}",
-        skill.name,
-    )
+    format!("{}\n{content}", header(skill, "", base))
+}
+
+/// The header of every answer that loads something of `skill` (`file` is
+/// "" for the skill itself): `Loading:`, `Base directory:` (`base`), and
+/// for an installed skill `Source: url@version`, each line ending with a
+/// line break.
+fn header(skill: &Skill, file: &str, base: &str) -> String {
+    let slash = if file.is_empty() { "" } else { "/" };
+    let mut out = format!(
+        "Loading: {}{slash}{file}\nBase directory: {base}\n",
+        skill.name
+    );
+    if let Some(origin) = skill.origin() {
+        let _ = writeln!(out, "Source: {}", origin.label());
+    }
+    out
 }
 
 /// The answer when no skill has the name: the skills that match it best,
@@ -439,17 +452,14 @@ pub fn human_size(bytes: u64) -> String {
 
 /// The answer for a text file: its own header, then the text exactly as read.
 pub fn loading_file(skill: &Skill, file: &str, text: &str, base: &str) -> String {
-    format!(
-        "Loading: {}/{file}\nBase directory: {base}\n\n{text}",
-        skill.name,
-    )
+    format!("{}\n{text}", header(skill, file, base))
 }
 
 /// The text block of an image (the image itself is another block).
 pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64, base: &str) -> String {
     format!(
-        "Loading: {}/{file}\nBase directory: {base}\n\n{file} is an image ({mime}, {}).",
-        skill.name,
+        "{}\n{file} is an image ({mime}, {}).",
+        header(skill, file, base),
         human_size(size)
     )
 }

@@ -1,7 +1,8 @@
 //! Roots: the directories that hold skill folders, in precedence order (behaviour.md §3.1).
 //!
 //! custom (`--skills-dir`, `SKILLSERVE_SKILLS_DIRS`) > project (nearest directory
-//! first, up to the repository root) > user (under the home directory). Plugin
+//! first, up to the repository root) > user (under the home directory) >
+//! installed (`skillserve add`; the roots come from `installed`). Plugin
 //! skills come from `plugins` and rank after all of these.
 
 use std::fmt;
@@ -45,6 +46,8 @@ pub enum Source {
     Custom,
     Project,
     User,
+    /// Installed by `skillserve add` (the lock and the store).
+    Installed,
     Plugin,
 }
 
@@ -54,6 +57,7 @@ impl Source {
             Source::Custom => "custom",
             Source::Project => "project",
             Source::User => "user",
+            Source::Installed => "installed",
             Source::Plugin => "plugin",
         }
     }
@@ -74,6 +78,9 @@ impl Source {
             Source::Plugin => true,
             // Whatever repository the client was opened in.
             Source::Project => false,
+            // Fetched from someone else's repository or index: approved by
+            // `skillserve add --allow-risky` or `skillserve trust` only.
+            Source::Installed => false,
         }
     }
 }
@@ -104,6 +111,14 @@ pub struct Root {
     pub layout: Layout,
     /// The plugin the root belongs to (plugin roots only).
     pub plugin: Option<Arc<Plugin>>,
+    /// Where an installed skill came from (installed roots only: each is
+    /// one skill, an entry of the store).
+    pub origin: Option<Arc<Origin>>,
+    /// The root's `SKILL.md` and the version it must have (installed roots:
+    /// the version recorded when the store entry was last hashed). The scan
+    /// takes it as found without a walk, and refuses the file when the one
+    /// it opens has another version (`store-tampered`).
+    pub probed: Option<(PathBuf, crate::disk::Stamp)>,
     /// For project roots, which come from whatever repository the client was
     /// opened in: the repository's folder, which no symlink may lead out of
     /// (behaviour.md §12). `None`: symlinks are followed anywhere.
@@ -117,8 +132,67 @@ impl Root {
             source,
             layout,
             plugin: None,
+            origin: None,
+            probed: None,
             fence: None,
         }
+    }
+}
+
+/// Where an installed skill came from: its source in `sources.lock` and its
+/// place there (behaviour.md, "Sources").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The source's id (`skillserve add --id`).
+    pub id: String,
+    pub kind: SourceKind,
+    /// The repository's URL (or path), or the index's URL.
+    pub url: String,
+    /// The commit fetched (git), or the `sha256:` digest of the index.
+    pub version: String,
+    /// The skill's folder in the repository (`skills/pdf`), or its
+    /// artifact's URL in the index.
+    pub path: String,
+    /// The skill's digest, which names its store entry.
+    pub digest: String,
+    /// The name of the skill's folder in the source: the name a skill
+    /// without one in its frontmatter takes, and the folder its name is
+    /// checked against (the store entry's own folder is its digest).
+    pub folder: String,
+    /// The user installed it knowing of error-level security findings
+    /// (`add --allow-risky`).
+    pub allow_risky: bool,
+}
+
+impl Origin {
+    /// `url@version`: the `Source:` line of an answer.
+    pub fn label(&self) -> String {
+        format!("{}@{}", self.url, self.version)
+    }
+}
+
+/// What kind of source an installed skill came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A git repository, fetched with the `git` program.
+    Git,
+    /// A published index (Agent Skills discovery, `.well-known/agent-skills`).
+    Index,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Git => "git",
+            SourceKind::Index => "index",
+        }
+    }
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

@@ -306,6 +306,9 @@ fn parse_all(
         gate::open_own(place)
             .map_err(ParseError::from)
             .and_then(|opened| {
+                if root.probed.is_some() && opened.stamp() != hit.stamp {
+                    return Err(changed_since_verified());
+                }
                 let len = opened.len();
                 parse::read_frontmatter_from(opened.into_file(), len, &fallback, max_file_bytes)
             })
@@ -319,6 +322,17 @@ fn parse_all(
         .into_iter()
         .map(|(dir, o)| (dir, o.expect("every file was parsed or found in the cache")))
         .collect()
+}
+
+/// An installed skill's `SKILL.md` that is not the version recorded when
+/// its store entry was last hashed: not served until it is hashed again,
+/// which the refresh after start-up does.
+fn changed_since_verified() -> ParseError {
+    ParseError::Invalid(Finding::error(
+        Code::StoreTampered,
+        "this installed skill's SKILL.md changed in the store since its files were last checked; it is not served until they are checked again",
+        "wait for the next refresh, or run `skillserve check`",
+    ))
 }
 
 /// Step 3: the skills and diagnostics in precedence order, and the new cache.
@@ -398,8 +412,13 @@ where
 }
 
 /// The name of a skill whose frontmatter has none: its folder's name, or for
-/// a single-skill plugin (whose folder is a version folder) the plugin's.
+/// a single-skill plugin (whose folder is a version folder) the plugin's, or
+/// for an installed skill (whose folder is its digest) its folder's in its
+/// source.
 fn fallback_name(root: &Root, dir: &Path) -> String {
+    if let Some(origin) = &root.origin {
+        return origin.folder.clone();
+    }
     match (&root.plugin, root.layout) {
         (Some(plugin), Layout::Skill) => plugin.name.clone(),
         _ => folder_name(dir),
@@ -489,7 +508,20 @@ impl<'a> Walker<'a> {
     /// when there is nothing (more) to walk.
     fn start(&mut self) -> Option<Frame> {
         let root = self.root;
-        // Before anything else: whether a project root that leads out of
+        if let Some((file, stamp)) = &root.probed {
+            let name = file.file_name();
+            let file_name = SkillFile::ALL
+                .into_iter()
+                .find(|f| name == Some(std::ffi::OsStr::new(f.as_str())))
+                .unwrap_or(SkillFile::Upper);
+            self.out.hits.push(Hit {
+                dir: root.path.clone(),
+                file_name,
+                stamp: *stamp,
+            });
+            return None;
+        }
+        // Before reading anything: whether a project root that leads out of
         // the repository exists out there is none of the model's business.
         if let Some(fence) = self.fence
             && let Err(outside) = contained(&root.path, fence)
@@ -1038,6 +1070,34 @@ fn read_children(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An installed root is taken at its recorded `SKILL.md` version; a file
+    /// with another version is refused, not served.
+    #[test]
+    fn a_probed_skill_md_of_another_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("SKILL.md");
+        fs::write(&file, "---\nname: pdf\ndescription: Fill forms.\n---\n").unwrap();
+        let stamp = Stamp::of(&fs::metadata(&file).unwrap());
+        let probed = |stamp: Stamp| {
+            let mut root = Root::new(dir.path().to_path_buf(), Source::Installed, Layout::Skill);
+            root.probed = Some((file.clone(), stamp));
+            root
+        };
+        let scan = scan(&[probed(stamp)], 1 << 20, &mut Cache::default());
+        assert_eq!(scan.skills.len(), 1);
+
+        fs::write(&file, "---\nname: pdf\ndescription: Something else.\n---\n").unwrap();
+        let scan = super::scan(&[probed(stamp)], 1 << 20, &mut Cache::default());
+        assert!(scan.skills.is_empty());
+        assert!(
+            scan.diagnostics
+                .iter()
+                .any(|d| d.code == Code::StoreTampered && d.path == file),
+            "{:?}",
+            scan.diagnostics
+        );
+    }
 
     /// A folder deleted (or replaced by a file) between being listed and
     /// being read is no problem of the user's: no diagnostic, no

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::gate::{Fence, Place};
 use crate::parse::Parsed;
-use crate::roots::{Plugin, Root, SkillFile, Source};
+use crate::roots::{Origin, Plugin, Root, SkillFile, Source};
 
 /// A skill as served.
 #[derive(Clone, Debug)]
@@ -23,8 +23,9 @@ pub struct Skill {
     /// The skill folder: the `Base directory` of a call.
     pub dir: Arc<Path>,
     /// The root the skill was found in (shared by all its skills): its
-    /// path, its plugin (plugin skills only), the folder no symlink may
-    /// lead out of (project skills only).
+    /// path, its plugin (plugin skills only), where it was installed from
+    /// (installed skills only), the folder no symlink may lead out of
+    /// (project skills only).
     pub root: Arc<Root>,
     pub parsed: Arc<Parsed>,
     pub source: Source,
@@ -36,6 +37,11 @@ impl Skill {
     /// The plugin that provides it (plugin skills only).
     pub fn plugin(&self) -> Option<&Plugin> {
         self.root.plugin.as_deref()
+    }
+
+    /// Where it was installed from (installed skills only).
+    pub fn origin(&self) -> Option<&Origin> {
+        self.root.origin.as_deref()
     }
 
     /// The repository no symlink may lead out of (project skills only).
@@ -74,8 +80,13 @@ impl Skill {
     }
 
     /// The name of the skill folder; for a single-skill plugin, whose folder
-    /// is a version folder (`1.0.0`), the plugin's name.
+    /// is a version folder (`1.0.0`), the plugin's name; for an installed
+    /// skill, whose folder in the store is its digest, the folder's name in
+    /// its source.
     pub fn folder(&self) -> Cow<'_, str> {
+        if let Some(origin) = self.origin() {
+            return Cow::Borrowed(&origin.folder);
+        }
         match &self.root.plugin {
             Some(plugin) if plugin.install_path == *self.dir => Cow::Borrowed(&plugin.name),
             _ => self

@@ -28,6 +28,7 @@ use crate::approvals;
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::gate::Place;
+use crate::installed::{self, Verify};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
 use crate::scan::{self, AlsoFound, Dirs, Failed, Found, Scan};
@@ -46,42 +47,78 @@ pub struct Cache {
 /// Scans everything `config` points at, reusing and refilling `cache`,
 /// and withholds the skills the security screening quarantines.
 /// `previous`, the snapshot this one replaces, lends its index when nothing
-/// changed.
+/// changed. Installed skills are checked by their recorded versions
+/// ([`Verify::Stamps`]).
 pub fn load(config: &Config, cache: &mut Cache, previous: Option<&Snapshot>) -> Snapshot {
+    load_with(config, cache, previous, Verify::Stamps)
+}
+
+/// [`load`], checking installed skills as `verify` says (`check` hashes
+/// every store entry).
+pub fn load_with(
+    config: &Config,
+    cache: &mut Cache,
+    previous: Option<&Snapshot>,
+    verify: Verify,
+) -> Snapshot {
     let mut roots = roots::roots(config);
+    let installed = installed::discover(config, verify);
+    roots.extend(installed.roots);
     let plugins = plugins::discover(config);
     roots.extend(plugins.roots);
     let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
+    scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    let candidates: Vec<Candidate> = scan
-        .skills
+    // The server's first load takes installed skills as their installation
+    // scanned them (`add` and `update` refuse error-level findings without
+    // `--allow-risky`, and the store entry holds those very files): the
+    // refresh right after start-up screens them like every skill that is
+    // not the user's own, off the request path.
+    let deferred = |found: &Found| verify == Verify::Quick && roots[found.root].origin.is_some();
+    let screening: Vec<usize> = (0..scan.skills.len())
+        .filter(|&i| !deferred(&scan.skills[i]))
+        .collect();
+    let candidates: Vec<Candidate> = screening
         .iter()
-        .map(|found| Candidate {
-            place: Place {
-                dir: &found.dir,
-                file_name: found.file_name.as_str(),
-                fence: roots[found.root].fence.as_deref(),
-            },
-            source: roots[found.root].source,
-            name: &found.parsed.name,
-            description: &found.parsed.description,
+        .map(|&i| {
+            let found = &scan.skills[i];
+            Candidate {
+                place: Place {
+                    dir: &found.dir,
+                    file_name: found.file_name.as_str(),
+                    fence: roots[found.root].fence.as_deref(),
+                },
+                source: roots[found.root].source,
+                name: &found.parsed.name,
+                description: &found.parsed.description,
+            }
         })
         .collect();
     let approvals = approvals_file(config);
     let screened = security::screen(&candidates, approvals.as_deref(), &mut cache.security);
     scan.diagnostics.extend(screened.diagnostics);
-    let withheld = screened
-        .verdicts
-        .into_iter()
-        .map(|verdict| match verdict {
+    let mut withheld = vec![None; scan.skills.len()];
+    for (verdict, i) in screened.verdicts.into_iter().zip(screening) {
+        withheld[i] = match verdict {
+            // Installed with `skillserve add --allow-risky`: the user saw
+            // the findings and approved them then.
+            Verdict::Quarantined(_) if approved_at_install(&roots[scan.skills[i].root]) => None,
             Verdict::Quarantined(report) => Some(Why::Quarantined(report)),
             Verdict::Own | Verdict::Clean(_) | Verdict::Approved(_) => None,
-        })
-        .collect();
+        };
+    }
     let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
     snapshot.screened_dirs = screened.folders;
     snapshot.skills_scanned = screened.scanned;
     snapshot
+}
+
+/// Whether `root` is an installed skill whose source was added (or
+/// updated) with `--allow-risky`.
+fn approved_at_install(root: &Root) -> bool {
+    root.origin
+        .as_ref()
+        .is_some_and(|origin| origin.allow_risky)
 }
 
 /// Where the user's approvals of quarantined skills are kept, when there
@@ -172,7 +209,7 @@ pub struct Shadowed<'a> {
 #[derive(Debug, Default)]
 struct Index {
     /// Served skills in display order (by source: custom, project, user,
-    /// plugin; then by name), then the shadowed ones in precedence order.
+    /// installed, plugin; then by name), then the shadowed ones in precedence order.
     skills: Vec<Skill>,
     /// How many of `skills` are served.
     served: usize,
@@ -683,7 +720,16 @@ fn full_name(name: &Arc<str>, plugin: Option<&Plugin>) -> Arc<str> {
 }
 
 fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
-    let why = if winner.source == loser.source {
+    let why = if let (Some(first), Some(second)) = (winner.origin(), loser.origin()) {
+        if first.id == second.id {
+            format!("both come from source '{}'", first.id)
+        } else {
+            format!(
+                "source '{}' was added before source '{}'",
+                first.id, second.id
+            )
+        }
+    } else if winner.source == loser.source {
         format!(
             "{} comes first in the search order",
             winner.root.path.display()

@@ -1,4 +1,4 @@
-//! Bearer tokens of `serve --http` (behaviour.md §22): the token file, which
+//! Bearer tokens of `serve --http` (behaviour.md §16): the token file, which
 //! holds one `label:sha256hex` line per token (hashes, never tokens), and new
 //! tokens for `skillserve token new`.
 //!

@@ -7,10 +7,10 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{Counts, FindingItem, Format, report};
+use super::{Counts, FindingItem, Format, provenance, report};
 use crate::exit_codes::ExitCode;
 use crate::profiles::{Decision, Verdict, View};
-use crate::roots::Source;
+use crate::roots::{Source, SourceKind};
 use crate::skill::Skill;
 use crate::snapshot::{self, Why, Withheld};
 use crate::text::{plural, printable};
@@ -234,6 +234,9 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
             plugin.install_path.display()
         )?;
     }
+    if let Some(origin) = skill.origin() {
+        writeln!(out, "    {}", printable(&provenance(origin)))?;
+    }
     Ok(())
 }
 
@@ -257,6 +260,8 @@ struct ListItem<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     plugin: Option<PluginItem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    installed: Option<OriginItem<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     shadowed_by: Option<Cow<'a, str>>,
     /// Why the skill is left out (`--all` only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -278,6 +283,17 @@ struct WithheldItem<'a> {
     errors: usize,
     /// The command that approves the skill as it is now.
     approve: String,
+}
+
+/// Where an installed skill came from, in `list --json`.
+#[derive(Serialize)]
+struct OriginItem<'a> {
+    id: &'a str,
+    kind: SourceKind,
+    url: &'a str,
+    version: &'a str,
+    path: &'a str,
+    digest: &'a str,
 }
 
 #[derive(Serialize)]
@@ -304,6 +320,14 @@ impl<'a> ListItem<'a> {
                 key: &p.key,
                 version: p.version.as_deref(),
                 install_path: p.install_path.to_string_lossy(),
+            }),
+            installed: skill.origin().map(|o| OriginItem {
+                id: &o.id,
+                kind: o.kind,
+                url: &o.url,
+                version: &o.version,
+                path: &o.path,
+                digest: &o.digest,
             }),
             shadowed_by: shadowed_by.map(|by| Cow::Owned(by.file().to_string_lossy().into_owned())),
             hidden_because,

@@ -24,6 +24,7 @@ use crate::files::Files;
 use crate::lint;
 use crate::profiles::{Decision, View};
 use crate::render::Base;
+use crate::roots::Origin;
 use crate::scan;
 use crate::security::FileFinding;
 use crate::snapshot::Snapshot;
@@ -184,6 +185,28 @@ fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -
     Ok(())
 }
 
+/// `from source 'skills': url@version (skills/pdf)`: where an installed
+/// skill came from, on one line.
+fn provenance(origin: &Origin) -> String {
+    format!(
+        "from source '{}': {} ({})",
+        origin.id,
+        origin.label(),
+        origin.path
+    )
+}
+
+/// The folder of every installed skill (served or shadowed) with its origin.
+fn origins_by_path(snapshot: &Snapshot) -> Vec<(&Path, &Origin)> {
+    let shadowed = snapshot.shadowed().map(|s| s.skill);
+    snapshot
+        .skills()
+        .iter()
+        .chain(shadowed)
+        .filter_map(|s| Some((&*s.dir, s.origin()?)))
+        .collect()
+}
+
 /// `skillserve check [--json] [--security]`: what the scan found plus the
 /// Agent Skills rules ([`lint`]), and with `security` (a cache to scan
 /// through) the security scan of every skill, grouped by file; exit 1 when
@@ -208,8 +231,27 @@ pub fn check(
         ExitCode::Success
     };
 
+    // Installed skills live in the store under their digests: say which
+    // source each of their files belongs to.
+    let origins = origins_by_path(snapshot);
+    let origin_of = |path: &Path| {
+        origins
+            .iter()
+            .find(|(dir, _)| path.starts_with(dir))
+            .map(|(_, origin)| *origin)
+    };
     if format == Format::Json {
         sort_by_file(&mut diagnostics);
+        let diagnostics: Vec<serde_json::Value> = diagnostics
+            .iter()
+            .map(|d| {
+                let mut value = json!(d);
+                if let Some(origin) = origin_of(&d.path) {
+                    value["source"] = json!({"id": origin.id, "url": origin.url, "version": origin.version, "path": origin.path});
+                }
+                value
+            })
+            .collect();
         let mut report = json!({
             "skills": snapshot.skills().len(),
             "errors": counts.errors,
@@ -235,6 +277,9 @@ pub fn check(
     }
     for (path, list) in &by_file {
         writeln!(out, "{}", printable(&path.display().to_string()))?;
+        if let Some(origin) = origin_of(path) {
+            writeln!(out, "  ({})", printable(&provenance(origin)))?;
+        }
         for d in list {
             let line = d.line.map(|l| format!(" line {l}")).unwrap_or_default();
             writeln!(

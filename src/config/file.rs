@@ -26,7 +26,7 @@ pub const FILE_NAME: &str = "config.toml";
 pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// The keys of the file's top level, in the order `skillserve config` shows them.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "skills_dirs",
     "project_dir",
     "project",
@@ -43,6 +43,7 @@ pub const KEYS: [&str; 16] = [
     "exclude",
     "disabled",
     "clients",
+    "sources",
 ];
 
 /// The keys of a `[clients."..."]` profile.
@@ -55,6 +56,19 @@ pub const PROFILE_KEYS: [&str; 7] = [
     "resources",
     "native",
 ];
+
+/// The keys of a `[sources.ID]` table.
+pub const SOURCE_KEYS: [&str; 1] = ["auto_update"];
+
+/// `[sources.ID] auto_update`: `serve --http` fetches the installed source
+/// ID again on this schedule and installs what changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AutoUpdate {
+    /// The source's id in `sources.lock`.
+    pub id: String,
+    pub every: std::time::Duration,
+    pub origin: Origin,
+}
 
 /// Where the settings file is, and who said so.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,6 +150,8 @@ pub struct FileSettings {
     pub resources: Option<At<bool>>,
     pub filters: Filters,
     pub profiles: Vec<Profile>,
+    /// `[sources.ID] auto_update`, in file order.
+    pub auto_update: Vec<AutoUpdate>,
 }
 
 /// Why the settings file cannot be used.
@@ -206,6 +222,7 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<FileSettings, FileErr
         resources: None,
         filters: Filters::default(),
         profiles: Vec::new(),
+        auto_update: Vec::new(),
     };
     let table = document.as_table();
     for (key, item) in table.iter() {
@@ -297,9 +314,67 @@ impl Reader<'_> {
             "resources" => out.resources = Some(self.flag(field)?),
             "include" | "exclude" | "disabled" => self.filter(field, &mut out.filters)?,
             "clients" => out.profiles = self.profiles(field)?,
+            "sources" => out.auto_update = self.sources(field)?,
             unknown => return Err(self.unknown(unknown, line, &KEYS, None)),
         }
         Ok(())
+    }
+
+    /// The `[sources.ID]` tables: what a team server keeps up to date.
+    fn sources(&self, field: &Field) -> Result<Vec<AutoUpdate>, FileError> {
+        let Some(sources) = field.item.as_table_like() else {
+            return Err(self.error(
+                field.line,
+                format!(
+                    "`sources` must hold tables such as [sources.skills], not {}",
+                    kind(field.item)
+                ),
+            ));
+        };
+        let mut out = Vec::new();
+        for (id, item) in sources.iter() {
+            let line = self.key_line(sources.key(id), item);
+            let Some(table) = item.as_table_like() else {
+                return Err(self.error(
+                    line,
+                    format!(
+                        "`sources.{}` must be a table such as [sources.{}] with `auto_update = \"10m\"`, not {}",
+                        quoted(id),
+                        quoted(id),
+                        kind(item)
+                    ),
+                ));
+            };
+            for (key, item) in table.iter() {
+                let line = self.key_line(table.key(key), item);
+                if key != "auto_update" {
+                    return Err(self.error(
+                        line,
+                        format!(
+                            "unknown key `{key}` in [sources.{}]; the keys are {}",
+                            quoted(id),
+                            SOURCE_KEYS.join(", ")
+                        ),
+                    ));
+                }
+                let every = interval(item).ok_or_else(|| {
+                    self.error(
+                        line,
+                        format!(
+                            "`auto_update` in [sources.{}] must be a time such as \"30s\", \"10m\", \"2h\" or \"1d\" (at least 1 second, at most {MAX_REFRESH_SECS} seconds), not {}",
+                            quoted(id),
+                            kind(item)
+                        ),
+                    )
+                })?;
+                out.push(AutoUpdate {
+                    id: id.to_owned(),
+                    every,
+                    origin: self.origin(line),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The `[clients."<glob>"]` tables, in file order.
@@ -567,6 +642,30 @@ impl Reader<'_> {
     }
 }
 
+/// A time between fetches: `"30s"`, `"10m"`, `"2h"`, `"1d"`, or a number of
+/// seconds; from 1 second to a day.
+fn interval(item: &Item) -> Option<std::time::Duration> {
+    let secs = match item.as_integer() {
+        Some(secs) => u64::try_from(secs).ok()?,
+        None => {
+            let text = item.as_str()?.trim();
+            let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+            let count: u64 = text[..unit_at].parse().ok()?;
+            let unit = match text[unit_at..].trim() {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                "d" => 86_400,
+                _ => return None,
+            };
+            count.checked_mul(unit)?
+        }
+    };
+    (1..=MAX_REFRESH_SECS)
+        .contains(&secs)
+        .then(|| std::time::Duration::from_secs(secs))
+}
+
 /// What a TOML item is, in words, with its value when it is short.
 fn kind(item: &Item) -> String {
     match item {
@@ -698,6 +797,34 @@ mod tests {
         assert_eq!(
             profile.filters.include[0].selects,
             Selector::Dir("/home/u/x".into())
+        );
+    }
+
+    #[test]
+    fn sources_tables_give_auto_update_intervals() {
+        let settings =
+            parsed("[sources.skills]\nauto_update = \"10m\"\n\n[sources.team]\nauto_update = 90\n")
+                .unwrap();
+        let got: Vec<(&str, u64)> = settings
+            .auto_update
+            .iter()
+            .map(|a| (a.id.as_str(), a.every.as_secs()))
+            .collect();
+        assert_eq!(got, [("skills", 600), ("team", 90)]);
+        for (text, secs) in [("\"30s\"", 30), ("\"2h\"", 7200), ("\"1d\"", 86_400)] {
+            let settings = parsed(&format!("[sources.x]\nauto_update = {text}\n")).unwrap();
+            assert_eq!(settings.auto_update[0].every.as_secs(), secs, "{text}");
+        }
+        for bad in ["\"10\"", "\"0s\"", "\"2d\"", "\"5 weeks\"", "true", "-1"] {
+            let err = parsed(&format!("[sources.x]\nauto_update = {bad}\n")).unwrap_err();
+            assert!(
+                err.starts_with("/cfg/config.toml:2: `auto_update` in [sources.x] must be a time such as \"30s\""),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(
+            parsed("[sources.x]\nauto_updates = \"1m\"\n").unwrap_err(),
+            "/cfg/config.toml:2: unknown key `auto_updates` in [sources.x]; the keys are auto_update"
         );
     }
 

@@ -112,6 +112,8 @@ pub struct ServeOptions {
     pub resources: bool,
     /// `--http`: serve MCP over Streamable HTTP instead of stdio.
     pub http: Option<HttpOptions>,
+    /// `[sources.ID] auto_update` of `config.toml` (`--http` only).
+    pub auto_update: Vec<file::AutoUpdate>,
 }
 
 /// The address `--http` listens on when none is given.
@@ -121,7 +123,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 /// The default time after which an MCP session with no request ends.
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
 
-/// How `serve --http` listens and whom it lets in (behaviour.md §22).
+/// How `serve --http` listens and whom it lets in (behaviour.md §16).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpOptions {
     pub addr: std::net::SocketAddr,

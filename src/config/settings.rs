@@ -319,6 +319,7 @@ pub fn resolve(
         resources,
         // Made by `cli` from its flags: they have no keys in the file.
         http: None,
+        auto_update: file.map(|f| f.auto_update.clone()).unwrap_or_default(),
     };
     let rules = Rules {
         filters: file.map(|f| f.filters.clone()).unwrap_or_default(),

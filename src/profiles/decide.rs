@@ -220,6 +220,7 @@ impl<'p> Rules<'p> {
                     source: root.source,
                     dir: &failed.dir,
                     plugin: root.plugin.as_deref().map(|p| p.key.as_str()),
+                    installed: root.origin.as_deref().map(|o| o.id.as_str()),
                 };
                 native_roots[failed.root] || self.check(subject).is_some()
             })

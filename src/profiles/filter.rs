@@ -20,6 +20,8 @@ pub struct Subject<'a> {
     pub dir: &'a Path,
     /// `name@marketplace` of the plugin it comes from.
     pub plugin: Option<&'a str>,
+    /// The id of the installed source it comes from.
+    pub installed: Option<&'a str>,
 }
 
 impl<'a> Subject<'a> {
@@ -29,6 +31,7 @@ impl<'a> Subject<'a> {
             source: skill.source,
             dir: &skill.dir,
             plugin: skill.plugin().map(|p| p.key.as_str()),
+            installed: skill.origin().map(|o| o.id.as_str()),
         }
     }
 }
@@ -119,8 +122,12 @@ impl Filter {
                             subject.plugin.is_some_and(|plugin| glob.matches(plugin))
                         })
                 }
-                // No root of installed sources is served yet.
-                SourceSelector::Installed(_) => false,
+                SourceSelector::Installed(id) => {
+                    subject.source == Source::Installed
+                        && id.as_ref().is_none_or(|glob| {
+                            subject.installed.is_some_and(|source| glob.matches(source))
+                        })
+                }
             },
             Selector::Dir(dir) => {
                 subject.dir.starts_with(dir)
@@ -161,6 +168,7 @@ mod tests {
             source,
             dir: Path::new(dir),
             plugin: None,
+            installed: None,
         }
     }
 

@@ -8,6 +8,7 @@
 //! runs them over stdio until the client goes away or a signal arrives
 //! (behaviour.md §7).
 
+mod auto_update;
 mod events;
 mod handler;
 pub mod http;
@@ -56,6 +57,13 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     }
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let options = settings.serve.clone();
+    for update in &options.auto_update {
+        tracing::warn!(
+            "auto_update of source '{}' ({}) applies to `serve --http` only: this server does not fetch sources",
+            update.id,
+            update.origin
+        );
+    }
     let started = Instant::now();
     let registry = tokio::select! {
         registry = tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)) => Arc::new(registry?),
@@ -80,6 +88,13 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     };
     // Background tasks run until the process exits (see `main`): tearing
     // them down would cost more than it saves.
+    // The start-up scan checked installed skills by their `SKILL.md` alone:
+    // check all their files now, off the request path (a skill that fails
+    // is withdrawn, with list-changed notifications). The watcher refreshes
+    // once it is armed anyway.
+    if registry.has_installed() && !options.watch {
+        registry.request_refresh();
+    }
     if let Some(every) = options.refresh_interval {
         registry.spawn_interval(every);
     }

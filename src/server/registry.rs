@@ -22,6 +22,7 @@ use crate::contents::Contents;
 use crate::diagnostic::Diagnostic;
 use crate::disk::Stamp;
 use crate::files::Files;
+use crate::installed::Verify;
 use crate::memory;
 use crate::profiles::{Key, Profiles, Surfaces, View};
 use crate::server::events::Backlog;
@@ -182,10 +183,18 @@ struct Gate {
 
 impl Registry {
     /// Scans once (blocking) and returns the registry holding the result.
+    /// Installed skills are checked by their `SKILL.md` alone
+    /// ([`Verify::Quick`]): the server refreshes right after start-up,
+    /// which checks all their files ([`Registry::has_installed`]).
     pub fn new(settings: Settings, flags: Flags, env: Env) -> Registry {
         let file = settings_file_stamp(&settings);
         let mut cache = Cache::default();
-        let snapshot = Arc::new(snapshot::load(&settings.config, &mut cache, None));
+        let snapshot = Arc::new(snapshot::load_with(
+            &settings.config,
+            &mut cache,
+            None,
+            Verify::Quick,
+        ));
         let profiles = Arc::new(Profiles::new(&settings));
         let max_file_bytes = settings.config.max_file_bytes;
         let files = Files::new(max_file_bytes);
@@ -232,6 +241,13 @@ impl Registry {
     pub fn settings(&self) -> Arc<Settings> {
         let current = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(&current.settings)
+    }
+
+    /// Whether the current snapshot serves installed skills (whose files
+    /// the start-up scan checked by their `SKILL.md` alone).
+    pub fn has_installed(&self) -> bool {
+        let served = self.current();
+        served.snapshot.roots.iter().any(|r| r.origin.is_some())
     }
 
     /// The texts of called skills, shared by every request.

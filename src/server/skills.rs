@@ -10,13 +10,14 @@
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CacheScope, GetSkillResult, ListSkillsResult, PaginatedRequestParams, Skill as Entry,
-    SkillFrontmatter, SkillResource, SkillResources,
+    CacheScope, GetSkillResult, ListSkillsResult, MetaObject, PaginatedRequestParams,
+    Skill as Entry, SkillFrontmatter, SkillResource, SkillResources,
 };
 
 use crate::files::Files;
 use crate::parallel;
 use crate::profiles::View;
+use crate::roots::Origin;
 use crate::server::page::{self, Page};
 use crate::server::resources::in_uri;
 use crate::skill::Skill;
@@ -124,13 +125,36 @@ fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
     let parsed = &skill.parsed;
     let mut frontmatter = SkillFrontmatter::new(parsed.name.as_ref(), parsed.description.as_ref());
     frontmatter.extra = parsed.fields().clone();
-    let entry = Entry::new(
+    let mut entry = Entry::new(
         uri::skill_md(&skill.name),
         frontmatter,
         resources(skill, files, tally),
     );
+    if let Some(origin) = skill.origin() {
+        entry = entry.with_meta(source_meta(origin));
+    }
     debug_assert_eq!(entry.validate(), Ok(()), "{}", skill.name);
     entry
+}
+
+/// The `_meta` key that says where an installed skill came from (SEP-2640
+/// asks hosts to show a skill's provenance).
+pub const SOURCE_META_KEY: &str = "io.github.skillserve/source";
+
+/// `{"io.github.skillserve/source": {id, kind, url, version, path, digest}}`
+/// (behaviour.md, "Sources").
+fn source_meta(origin: &Origin) -> MetaObject {
+    let source = serde_json::json!({
+        "id": origin.id,
+        "kind": origin.kind,
+        "url": origin.url,
+        "version": origin.version,
+        "path": origin.path,
+        "digest": origin.digest,
+    });
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert(SOURCE_META_KEY.to_owned(), source);
+    MetaObject(meta)
 }
 
 /// Every file of the skill with its digest, or `"dynamic"` when the listing

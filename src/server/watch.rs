@@ -11,8 +11,9 @@
 //! - for a root that does not exist yet, its nearest existing ancestor, for the
 //!   path appearing (never recursively, so a home directory costs one watch);
 //! - the folders of the plugin manifest and settings files, of
-//!   skillserve's own `config.toml`, and of the approvals of quarantined
-//!   skills (`trusted.toml`), for those files;
+//!   skillserve's own `config.toml`, of the approvals of quarantined skills
+//!   (`trusted.toml`) and of the lock of installed skills (`sources.lock`),
+//!   for those files;
 //! - every folder of a skill that is scanned before it is served (one not
 //!   the user's own), for any change: an edit to any of its files may
 //!   quarantine it or release it.
@@ -39,6 +40,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::disk::{self, FileId};
+use crate::installed;
 use crate::memory;
 use crate::plugins;
 use crate::roots;
@@ -117,7 +119,9 @@ impl Plan {
         }
         // A root that is a symlink can be re-pointed without a change inside
         // it: watch its name in its parent.
-        for root in &snapshot.roots {
+        // (Installed roots are store entries, never symlinks: one that
+        // became one no longer verifies.)
+        for root in snapshot.roots.iter().filter(|r| r.origin.is_none()) {
             let is_link =
                 std::fs::symlink_metadata(&root.path).is_ok_and(|m| m.file_type().is_symlink());
             if is_link
@@ -211,6 +215,9 @@ pub async fn run(registry: Arc<Registry>, interval: Option<Duration>) {
                 "file watching is unavailable ({err}); {}",
                 fallback(interval)
             );
+            // The refresh an armed watcher makes at once (installed skills
+            // are checked in full by it).
+            registry.request_refresh();
             return;
         }
     };
@@ -389,10 +396,14 @@ async fn rearm(
     interval: Option<Duration>,
 ) -> (Plan, bool) {
     let served = registry.current();
-    let mut files = plugins::config_files(&registry.settings().config);
+    // The plugin manifests and settings, config.toml, and the lock of
+    // installed skills: `add`, `update` and `remove` rewrite it.
+    let settings = registry.settings();
+    let mut files = plugins::config_files(&settings.config);
     files.extend(registry.settings_file());
+    files.extend(installed::lock_file(&settings.config));
     // An approval (`skillserve trust`) may release a quarantined skill.
-    files.extend(snapshot::approvals_file(&registry.settings().config));
+    files.extend(snapshot::approvals_file(&settings.config));
     let watcher = Arc::clone(watcher);
     let first = state.ok.is_empty() && state.failed.is_empty();
     let mut owned = std::mem::take(state);

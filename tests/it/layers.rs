@@ -28,13 +28,13 @@ const LAYERS: &[&[&str]] = &[
     &["disk"],
     &["approvals", "config", "gate", "parse"],
     &["contents", "listing", "program", "roots", "tokens"],
-    &["files", "plugins", "skill"],
+    &["files", "installed", "plugins", "skill"],
     &["render", "scan", "search", "security"],
     &["snapshot"],
     &["profiles"],
     &["resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server", "trust"],
+    &["commands", "import", "server", "sources", "trust"],
     &["cli"],
 ];
 

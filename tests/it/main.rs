@@ -25,5 +25,6 @@ mod search;
 mod security;
 mod server;
 mod settings;
+mod sources;
 mod standards;
 mod trust;

@@ -1,4 +1,4 @@
-//! Who may call `/mcp` (behaviour.md §22): bearer tokens from the token file
+//! Who may call `/mcp` (behaviour.md §16): bearer tokens from the token file
 //! (`--auth-tokens`), JWT access tokens of an OAuth issuer (`--oauth-issuer`),
 //! or, on a loopback address without either, anyone.
 //!

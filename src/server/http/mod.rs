@@ -1,4 +1,4 @@
-//! `serve --http`: MCP over Streamable HTTP for a team (behaviour.md §22).
+//! `serve --http`: MCP over Streamable HTTP for a team (behaviour.md §16).
 //!
 //! rmcp's tower service does the protocol work at `/mcp`: sessions of
 //! 2025-11-25 clients (`Mcp-Session-Id`, POST answered as SSE, GET for the
@@ -48,7 +48,8 @@ use crate::render::Base;
 use crate::server::handler::SkillServer;
 use crate::server::registry::Registry;
 use crate::server::rescan::Caller;
-use crate::server::{Stop, log_startup, shutdown_signal, watch as file_watch};
+use crate::server::{Stop, auto_update, log_startup, shutdown_signal, watch as file_watch};
+use crate::sources;
 
 use auth::{Auth, Denied, Who};
 use metrics::{Gauges, Metrics};
@@ -190,6 +191,8 @@ async fn stop(state: &State, stopping: &CancellationToken) {
 /// `/mcp` opens.
 async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, local: SocketAddr) {
     let options = settings.serve.clone();
+    let sources =
+        (!options.auto_update.is_empty()).then(|| sources::Context::new(&settings.config, &env));
     let started = Instant::now();
     let registry =
         match tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)).await {
@@ -201,8 +204,18 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
         };
     log_startup(&registry, &options, started.elapsed());
     registry.prepare_search();
+    // As on stdio: the start-up scan checked installed skills by their
+    // `SKILL.md` alone; a refresh off the request path checks the rest.
+    if registry.has_installed() && !options.watch {
+        registry.request_refresh();
+    }
     if let Some(every) = options.refresh_interval {
         registry.spawn_interval(every);
+    }
+    match sources {
+        Some(Ok(context)) => auto_update::spawn(&registry, context, &options.auto_update),
+        Some(Err(err)) => tracing::error!("auto_update: {err}; no source is updated"),
+        None => {}
     }
     if options.watch {
         tokio::spawn(file_watch::run(

@@ -1,4 +1,4 @@
-//! OAuth 2.1 resource server (behaviour.md §22): JWT access tokens checked
+//! OAuth 2.1 resource server (behaviour.md §16): JWT access tokens checked
 //! against the issuer's published keys.
 //!
 //! The keys (JWKS) are found through the issuer's metadata:

@@ -67,9 +67,19 @@ impl HttpServer {
     /// Starts `skillserve serve --http 127.0.0.1:0 ARGS…` in `fixture` and
     /// waits until it listens.
     pub fn start(fixture: &Fixture, args: &[&str]) -> HttpServer {
+        HttpServer::start_command(HttpServer::command(fixture, args))
+    }
+
+    /// The command [`HttpServer::start`] runs, to add to.
+    pub fn command(fixture: &Fixture, args: &[&str]) -> std::process::Command {
         let mut all = vec!["serve", "--http", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        let mut command = fixture.command(&all);
+        fixture.command(&all)
+    }
+
+    /// Starts `command` (made by [`HttpServer::command`]) and waits until it
+    /// listens.
+    pub fn start_command(mut command: std::process::Command) -> HttpServer {
         command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())

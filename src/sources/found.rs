@@ -1,0 +1,396 @@
+//! The skills found in a fetched tree (a checkout, unpacked artifacts, or
+//! the folder `publish` is given), with everything the plan shows and the
+//! store needs: files, their digests, the skill's digest, and `check`'s
+//! findings.
+//!
+//! Found with the scan's own rules (a `SKILL.md` folder up to four levels
+//! down, hidden folders and `node_modules` skipped) and settled like a
+//! snapshot (two skills of one name: the first wins), so that what is
+//! installed is exactly what the server will serve. Symlinks never lead out
+//! of the tree (the roots are fenced as a project's are), and a skill's
+//! files are those the server lists (`listing::list`), read through the
+//! gate.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::digest::{self, Sum};
+use crate::gate::{Fence, Gate};
+use crate::installed;
+use crate::lint;
+use crate::listing;
+use crate::roots::{Layout, Root, Source};
+use crate::scan::{self, Cache};
+use crate::security;
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
+use crate::spec;
+
+/// A skill that can be installed.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// Its folder in the source (`skills/pdf`; "" for the repository
+    /// itself), or its artifact's URL.
+    pub path: String,
+    /// Where its files are now.
+    pub dir: PathBuf,
+    /// Sorted by path.
+    pub files: Vec<FileSum>,
+    /// `digest::skill` of `files`: its store entry.
+    pub digest: String,
+    /// The artifact's digest (index sources).
+    pub artifact: Option<String>,
+    /// `check`'s findings about it (the scan, the Agent Skills rules, the
+    /// security rules), paths relative to the tree.
+    pub findings: Vec<Shown>,
+}
+
+impl Candidate {
+    /// Its files that are scripts (see [`is_script`]).
+    pub fn scripts(&self) -> impl Iterator<Item = &FileSum> {
+        self.files
+            .iter()
+            .filter(|f| is_script(&f.path, f.executable))
+    }
+
+    /// All bytes of its files.
+    pub fn size(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Whether one of its findings is an error of the security rules
+    /// (those need `--allow-risky`).
+    pub fn is_risky(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.security && f.severity == Severity::Error)
+    }
+}
+
+/// One file of a candidate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSum {
+    /// Relative to the skill's folder, `/`-separated.
+    pub path: String,
+    pub sum: Sum,
+    pub size: u64,
+    /// Executable on disk (Unix): installed as such.
+    pub executable: bool,
+}
+
+/// A finding as the plan shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shown {
+    pub severity: Severity,
+    pub code: String,
+    /// Relative to the tree, with the line when there is one.
+    pub place: String,
+    pub message: String,
+    /// From the security rules.
+    pub security: bool,
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}[{}] {}: {}",
+            self.severity, self.code, self.place, self.message
+        )
+    }
+}
+
+/// A skill folder that cannot be installed, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub place: String,
+    pub reason: String,
+}
+
+/// What a tree holds.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// In name order.
+    pub candidates: Vec<Candidate>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Finds the skills below `tree` in the folders `look` names (each a
+/// folder of skills or itself a skill, per its layout). `path_of` gives a
+/// skill folder's path in the source.
+pub fn find(
+    tree: &Path,
+    look: &[(PathBuf, Layout)],
+    max_file_bytes: u64,
+    path_of: &dyn Fn(&Path) -> String,
+) -> Found {
+    let fence = Arc::new(Fence::new(tree));
+    let roots: Vec<Root> = look
+        .iter()
+        .map(|(path, layout)| {
+            let mut root = Root::new(path.clone(), Source::Installed, *layout);
+            root.fence = Some(Arc::clone(&fence));
+            root
+        })
+        .collect();
+    let scan = scan::scan(&roots, max_file_bytes, &mut Cache::default());
+    // Nothing is withheld: every skill is shown with its findings, and
+    // those of the security rules decide in `add` and `update`.
+    let withheld = vec![None; scan.skills.len()];
+    let snapshot = Snapshot::build(roots, scan, withheld, None);
+    let mut diagnostics: Vec<Diagnostic> = snapshot
+        .diagnostics
+        .iter()
+        .filter(|d| d.code != Code::SameFile && d.code != Code::Shadowed)
+        .cloned()
+        .collect();
+    diagnostics.extend(lint::lint(&snapshot, max_file_bytes));
+    let place = |path: &Path, line: Option<usize>| {
+        let rel = relative(tree, path);
+        match line {
+            Some(line) => format!("{rel}:{line}"),
+            None => rel,
+        }
+    };
+
+    let mut out = Found::default();
+    let mut attached: HashSet<usize> = HashSet::new();
+    for skill in snapshot.skills() {
+        let mut findings = Vec::new();
+        for (i, d) in diagnostics.iter().enumerate() {
+            if d.path.starts_with(&skill.dir) {
+                attached.insert(i);
+                findings.push(Shown {
+                    severity: d.severity,
+                    code: d.code.to_string(),
+                    place: place(&d.path, d.line),
+                    message: d.message.clone(),
+                    security: false,
+                });
+            }
+        }
+        let report = security::scan_dir(skill.place());
+        findings.extend(report.findings.iter().map(|f| {
+            let d = f.at(&skill.dir);
+            Shown {
+                severity: d.severity,
+                code: d.code.to_string(),
+                place: place(&d.path, d.line),
+                message: d.message,
+                security: true,
+            }
+        }));
+        let shown_dir = place(&skill.dir, None);
+        match hash_files(skill) {
+            Ok(files) => {
+                let digest = digest::skill(files.iter().map(|f| (f.path.as_str(), &f.sum)));
+                out.candidates.push(Candidate {
+                    name: skill.name.to_string(),
+                    description: skill.description().into_owned(),
+                    path: path_of(&skill.dir),
+                    dir: skill.dir.to_path_buf(),
+                    files,
+                    digest,
+                    artifact: None,
+                    findings,
+                });
+            }
+            Err(reason) => out.skipped.push(Skipped {
+                place: shown_dir,
+                reason,
+            }),
+        }
+    }
+    for shadowed in snapshot.shadowed() {
+        out.skipped.push(Skipped {
+            place: place(&shadowed.skill.dir, None),
+            reason: format!(
+                "another skill of this source is named '{}' ({})",
+                shadowed.skill.name,
+                place(&shadowed.by.dir, None)
+            ),
+        });
+    }
+    // Problems of folders that are not skills: broken `SKILL.md` files, or
+    // a path a manifest declares that does not exist.
+    for (i, d) in diagnostics.iter().enumerate() {
+        if !attached.contains(&i) && d.severity != Severity::Note {
+            out.skipped.push(Skipped {
+                place: place(&d.path, d.line),
+                reason: format!("{}[{}]: {}", d.severity, d.code, d.message),
+            });
+        }
+    }
+    out
+}
+
+/// The files of `skill` as the server lists them, each opened through the
+/// gate and hashed; an error when the listing is incomplete (the server
+/// would not serve the skill whole).
+fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
+    let gate = Gate::open(skill.place()).map_err(|err| format!("cannot open it: {err}"))?;
+    let listing = listing::list(&gate);
+    if let Some(limit) = listing.truncated {
+        return Err(format!(
+            "it holds more than a skill may ({limit:?}: at most {} files, {} MiB, {} folders deep); it is not installed",
+            spec::MAX_SKILL_FILES,
+            spec::MAX_SKILL_BYTES / 1024 / 1024,
+            listing::MAX_DEPTH
+        ));
+    }
+    let mut out = Vec::with_capacity(listing.files.len());
+    for entry in &listing.files {
+        let cannot = |err: &dyn std::fmt::Display| format!("cannot read {}: {err}", entry.path);
+        let opened = gate.open_rel(&entry.path).map_err(|err| cannot(&err))?;
+        let file = opened.into_file();
+        let executable = file.metadata().is_ok_and(|meta| is_executable(&meta));
+        // A file that grew since it was listed cannot take the skill past
+        // its bound.
+        let (sum, size) = installed::sha256(&mut file.take(spec::MAX_SKILL_BYTES + 1))
+            .map_err(|err| cannot(&err))?;
+        if size > spec::MAX_SKILL_BYTES {
+            return Err(cannot(&"it grew past the size a skill may have"));
+        }
+        out.push(FileSum {
+            path: entry.path.clone(),
+            sum,
+            size,
+            executable,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &fs::Metadata) -> bool {
+    false
+}
+
+/// Extensions of files that run as programs.
+const SCRIPT_EXTENSIONS: [&str; 18] = [
+    "sh", "bash", "zsh", "fish", "py", "rb", "pl", "php", "js", "mjs", "cjs", "ts", "ps1", "psm1",
+    "bat", "cmd", "exe", "vbs",
+];
+
+/// Whether a skill's file is a script: in a `scripts/` folder, executable,
+/// or with the extension of a program.
+pub fn is_script(path: &str, executable: bool) -> bool {
+    let extension = path
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    executable
+        || path.split('/').next() == Some("scripts")
+        || extension.is_some_and(|ext| SCRIPT_EXTENSIONS.contains(&ext.as_str()))
+}
+
+/// `path` relative to `base`, `/`-separated ("" for `base` itself).
+pub fn relative(base: &Path, path: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_tree_yields_its_skills_with_digests_and_findings() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path();
+        write(
+            &tree.join("skills/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: Fill PDF forms.\n---\nbody\n",
+        );
+        write(&tree.join("skills/pdf/scripts/fill.py"), "print(1)\n");
+        write(&tree.join("skills/pdf/.hidden"), "never installed\n");
+        write(
+            &tree.join("other/pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: Another.\n---\n",
+        );
+        write(&tree.join("broken/SKILL.md"), "no frontmatter\n");
+        write(
+            &tree.join("odd/SKILL.md"),
+            "---\nname: Odd_Name\ndescription: d\n---\n",
+        );
+        let found = find(
+            tree,
+            &[(tree.to_path_buf(), Layout::SkillOrFolders)],
+            1 << 20,
+            &|dir| relative(tree, dir),
+        );
+        let names: Vec<&str> = found.candidates.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Odd_Name", "pdf"]);
+        let pdf = &found.candidates[1];
+        assert_eq!(
+            pdf.path, "other/pdf",
+            "the walk is in name order: other/ first"
+        );
+        let odd = &found.candidates[0];
+        assert!(
+            odd.findings
+                .iter()
+                .any(|f| f.code == "name-invalid" && f.place == "odd/SKILL.md"),
+            "{:?}",
+            odd.findings
+        );
+        assert!(
+            found.skipped.iter().any(|s| s.place == "skills/pdf"),
+            "{:?}",
+            found.skipped
+        );
+        assert!(
+            found.skipped.iter().any(|s| s.place == "broken/SKILL.md:1"),
+            "{:?}",
+            found.skipped
+        );
+
+        let only_skills = find(
+            tree,
+            &[(tree.join("skills"), Layout::SkillOrFolders)],
+            1 << 20,
+            &|dir| relative(tree, dir),
+        );
+        let pdf = &only_skills.candidates[0];
+        let paths: Vec<&str> = pdf.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["SKILL.md", "scripts/fill.py"]);
+        assert_eq!(pdf.scripts().count(), 1);
+        assert_eq!(
+            pdf.digest,
+            digest::skill(pdf.files.iter().map(|f| (f.path.as_str(), &f.sum)))
+        );
+    }
+
+    #[test]
+    fn scripts_are_named_by_folder_mode_or_extension() {
+        assert!(is_script("scripts/README.md", false));
+        assert!(is_script("tools/run.PY", false));
+        assert!(is_script("bin/tool", true));
+        assert!(!is_script("references/forms.md", false));
+    }
+}

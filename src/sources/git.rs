@@ -1,0 +1,154 @@
+//! Fetching one commit of a repository with the user's `git` program
+//! (behaviour.md, "Sources"): its credentials, proxies and SSH agent work as
+//! they do for the user, and nothing of git is linked into skillserve.
+//!
+//! `git init`, then `git fetch --depth 1 URL REF` (only that commit, no
+//! tags, no submodules) and a checkout of `FETCH_HEAD`, in a folder the
+//! caller owns. git never prompts (`GIT_TERMINAL_PROMPT=0`): a repository
+//! that needs a password it does not have fails with git's own message.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::program::{Program, ProgramError, SearchEnv};
+
+use super::SourceError;
+
+/// The program run: `git` found on the `PATH` as the platform's shell
+/// finds it (`git.exe` on Windows, never from the current folder).
+const GIT: &str = "git";
+
+/// Finds the user's `git`.
+pub fn find(search: &SearchEnv) -> Result<Program, SourceError> {
+    Program::find(GIT, search).map_err(|err| match err {
+        ProgramError::NotInPath { .. } | ProgramError::NoPath => SourceError::GitMissing,
+        other => SourceError::Usage(format!("cannot run git: {other}")),
+    })
+}
+
+/// Fetches `reference` (a branch, a tag or a full commit id; `None`: the
+/// remote's default branch) of `url` into `dir`, a folder that does not
+/// exist yet, with `git`, and checks it out. Returns the commit's full id.
+pub fn fetch(
+    git: &Program,
+    url: &str,
+    reference: Option<&str>,
+    dir: &Path,
+) -> Result<String, SourceError> {
+    if let Some(reference) = reference
+        && (reference.starts_with('-') || reference.trim().is_empty())
+    {
+        return Err(SourceError::Usage(format!(
+            "`{reference}` is not a branch, tag or commit"
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| SourceError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let run = |args: &[&str]| run(git, url, dir, args);
+    run(&["init", "--quiet"])?;
+    let wanted = reference.unwrap_or("HEAD");
+    run(&[
+        "-c",
+        "protocol.version=2",
+        "fetch",
+        "--quiet",
+        "--depth",
+        "1",
+        "--no-tags",
+        "--no-recurse-submodules",
+        "--",
+        url,
+        wanted,
+    ])
+    .map_err(|err| match (err, reference) {
+        (SourceError::Git { url, message, .. }, Some(reference)) => SourceError::Git {
+            hint: missing_ref_hint(&message, reference),
+            url,
+            message,
+        },
+        (err, _) => err,
+    })?;
+    let commit = run(&["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"])?;
+    run(&[
+        "-c",
+        "advice.detachedHead=false",
+        "checkout",
+        "--quiet",
+        "FETCH_HEAD",
+    ])?;
+    let commit = commit.trim().to_owned();
+    if commit.len() < 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(SourceError::Git {
+            url: url.to_owned(),
+            message: format!("git named the commit `{commit}`"),
+            hint: String::new(),
+        });
+    }
+    Ok(commit.to_ascii_lowercase())
+}
+
+/// What to do when git could not find the ref the user asked for.
+fn missing_ref_hint(message: &str, reference: &str) -> String {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("couldn't find remote ref") || lower.contains("not our ref") {
+        let short = reference.len() < 40 && reference.bytes().all(|b| b.is_ascii_hexdigit());
+        if short {
+            return format!(
+                "; `{reference}` looks like a shortened commit id: give all 40 characters, or a branch or tag"
+            );
+        }
+        return format!("; check that `{reference}` is a branch, tag or commit of the repository");
+    }
+    String::new()
+}
+
+/// Runs git with `args` in `dir` and returns its stdout; a failure is an
+/// error naming `url` and git's own message.
+fn run(git: &Program, url: &str, dir: &Path, args: &[&str]) -> Result<String, SourceError> {
+    let mut command = git.command(args).map_err(|err| SourceError::Git {
+        url: url.to_owned(),
+        message: format!("cannot run git: {err}"),
+        hint: String::new(),
+    })?;
+    command
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // Git Credential Manager asks in a window unless told not to.
+        .env("GCM_INTERACTIVE", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = command.output().map_err(|err| {
+        if err.kind() == std::io::ErrorKind::NotFound {
+            SourceError::GitMissing
+        } else {
+            SourceError::Git {
+                url: url.to_owned(),
+                message: format!("cannot run git: {err}"),
+                hint: String::new(),
+            }
+        }
+    })?;
+    if output.status.success() {
+        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+        .collect();
+    let message = if lines.is_empty() {
+        format!("git exited with {}", output.status)
+    } else {
+        // The last lines say what went wrong; earlier ones are progress.
+        lines[lines.len().saturating_sub(3)..].join(" ")
+    };
+    Err(SourceError::Git {
+        url: url.to_owned(),
+        message,
+        hint: String::new(),
+    })
+}

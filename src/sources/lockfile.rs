@@ -1,0 +1,305 @@
+//! Editing `sources.lock` (behaviour.md, "Sources"): read through
+//! `installed::parse_lock` (one reader, with lines in its errors), edited
+//! with `toml_edit` so that comments and layout the user added are kept,
+//! and written atomically. If the file changed on disk since it was read
+//! (another `add` at the same moment), nothing is written and the command
+//! asks to be run again.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+
+use crate::disk::{self, ReadError};
+use crate::installed::{self, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES};
+use crate::roots::SourceKind;
+
+use super::SourceError;
+
+/// The first lines of a new lock.
+const HEADER: &str = "\
+# Skills installed with `skillserve add`: one [sources.ID] table per source,
+# one [[sources.ID.skill]] table per skill. skillserve rewrites this file on
+# `add`, `update` and `remove` and keeps the comments you add; the format is
+# described at https://github.com/skillserve/skillserve/blob/main/docs/behaviour.md
+";
+
+/// The lock as read, ready to be edited and saved.
+pub struct LockFile {
+    path: PathBuf,
+    /// The text read (`None`: there was no file), to notice a change
+    /// before writing.
+    read_as: Option<String>,
+    document: DocumentMut,
+    /// What the file says (kept in step with the edits).
+    pub lock: Lock,
+}
+
+impl LockFile {
+    /// Reads the lock at `path` (an empty one when there is none).
+    pub fn open(path: &Path) -> Result<LockFile, SourceError> {
+        let read_as = read(path)?;
+        let (document, lock) = match &read_as {
+            None => {
+                let mut document: DocumentMut = format!("{HEADER}version = {LOCK_VERSION}\n")
+                    .parse()
+                    .expect("the header is TOML");
+                document.insert("sources", implicit());
+                (document, Lock::default())
+            }
+            Some(text) => {
+                let lock = installed::parse_lock(text, path)?;
+                let document = text.parse::<DocumentMut>().map_err(|err| {
+                    SourceError::Usage(format!("{}: not valid TOML: {err}", path.display()))
+                })?;
+                (document, lock)
+            }
+        };
+        Ok(LockFile {
+            path: path.to_path_buf(),
+            read_as,
+            document,
+            lock,
+        })
+    }
+
+    /// Adds `source` at the end, or updates the source of the same id in
+    /// place (its comments and its place are kept; its skills replaced).
+    pub fn set_source(&mut self, source: &Locked) {
+        let sources = self
+            .document
+            .entry("sources")
+            .or_insert_with(implicit)
+            .as_table_mut()
+            .expect("parse_lock checked that `sources` is a table");
+        let table = sources
+            .entry(&source.id)
+            .or_insert_with(|| Item::Table(Table::new()))
+            .as_table_mut()
+            .expect("parse_lock checked that a source is a table");
+        fill(table, source);
+        match self.lock.sources.iter_mut().find(|s| s.id == source.id) {
+            Some(old) => *old = source.clone(),
+            None => self.lock.sources.push(source.clone()),
+        }
+    }
+
+    /// Removes the source `id`.
+    pub fn remove_source(&mut self, id: &str) {
+        if let Some(sources) = self
+            .document
+            .get_mut("sources")
+            .and_then(Item::as_table_mut)
+        {
+            sources.remove(id);
+        }
+        self.lock.sources.retain(|s| s.id != id);
+    }
+
+    /// The text that would be written.
+    pub fn text(&self) -> String {
+        self.document.to_string()
+    }
+
+    /// Writes the lock atomically, unless the file changed since it was
+    /// read.
+    pub fn save(&self) -> Result<(), SourceError> {
+        if read(&self.path)? != self.read_as {
+            return Err(SourceError::Usage(format!(
+                "{} changed while this command ran (another skillserve?); nothing was written: run the command again",
+                self.path.display()
+            )));
+        }
+        installed::write_atomically(&self.path, self.text().as_bytes()).map_err(|source| {
+            SourceError::Io {
+                path: self.path.clone(),
+                source,
+            }
+        })
+    }
+}
+
+fn read(path: &Path) -> Result<Option<String>, SourceError> {
+    match disk::read_text(path, MAX_LOCK_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(SourceError::Lock(installed::LockError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })),
+    }
+}
+
+/// A table that has no `[header]` of its own (`[sources]` is implied by
+/// `[sources.ID]`).
+fn implicit() -> Item {
+    let mut table = Table::new();
+    table.set_implicit(true);
+    Item::Table(table)
+}
+
+/// Sets every key of `table` from `source`, removing the optional ones it
+/// does not have.
+fn fill(table: &mut Table, source: &Locked) {
+    table["kind"] = value(source.kind.as_str());
+    table["url"] = value(&source.url);
+    set_optional(table, "ref", source.reference.as_deref());
+    let (version_key, other_key) = match source.kind {
+        SourceKind::Git => ("commit", "digest"),
+        SourceKind::Index => ("digest", "commit"),
+    };
+    table[version_key] = value(&source.version);
+    table.remove(other_key);
+    set_optional(table, "path", source.subdir.as_deref());
+    if source.picked.is_empty() {
+        table.remove("picked");
+    } else {
+        let picked: toml_edit::Array = source.picked.iter().map(String::as_str).collect();
+        table["picked"] = value(picked);
+    }
+    table["allow_risky"] = value(source.allow_risky);
+    for (key, time) in [("added", &source.added), ("updated", &source.updated)] {
+        match time.parse::<toml_edit::Datetime>() {
+            Ok(time) => table[key] = value(time),
+            Err(_) => {
+                table.remove(key);
+            }
+        }
+    }
+    let mut skills = ArrayOfTables::new();
+    for skill in &source.skills {
+        let mut entry = Table::new();
+        entry["name"] = value(&skill.name);
+        entry["path"] = value(&skill.path);
+        entry["digest"] = value(&skill.digest);
+        if let Some(artifact) = &skill.artifact {
+            entry["artifact"] = value(artifact);
+        }
+        skills.push(entry);
+    }
+    table.remove("skill");
+    if !skills.is_empty() {
+        table.insert("skill", Item::ArrayOfTables(skills));
+    }
+}
+
+fn set_optional(table: &mut Table, key: &str, text: Option<&str>) {
+    match text {
+        Some(text) => table[key] = value(text),
+        None => {
+            table.remove(key);
+        }
+    }
+}
+
+/// Now, as RFC 3339 in UTC to the second (`2026-01-31T12:00:00Z`).
+pub fn now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format_time(secs)
+}
+
+/// `secs` since the epoch as RFC 3339 in UTC (civil date from days, as in
+/// Howard Hinnant's `civil_from_days`).
+fn format_time(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rest = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::installed::LockedSkill;
+
+    const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+    fn source(id: &str, commit: char) -> Locked {
+        Locked {
+            id: id.into(),
+            kind: SourceKind::Git,
+            url: format!("https://example.com/{id}.git"),
+            reference: Some("main".into()),
+            version: commit.to_string().repeat(40),
+            subdir: None,
+            picked: Vec::new(),
+            allow_risky: false,
+            added: "2026-01-02T03:04:05Z".into(),
+            updated: "2026-01-02T03:04:05Z".into(),
+            skills: vec![LockedSkill {
+                name: "pdf".into(),
+                path: "skills/pdf".into(),
+                digest: DIGEST.into(),
+                artifact: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn times_are_rfc3339_in_utc() {
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_time(1_767_225_599), "2025-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn edits_keep_comments_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sources.lock");
+        let mut lock = LockFile::open(&path).unwrap();
+        lock.set_source(&source("a", 'a'));
+        lock.set_source(&source("b", 'b'));
+        lock.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("# Skills installed with `skillserve add`"),
+            "{text}"
+        );
+        let with_comment = text.replace("[sources.a]", "# my team's skills\n[sources.a]");
+        std::fs::write(&path, &with_comment).unwrap();
+
+        let mut lock = LockFile::open(&path).unwrap();
+        let mut updated = source("a", 'c');
+        updated.reference = None;
+        updated.skills[0].digest = DIGEST.replace('1', "2");
+        lock.set_source(&updated);
+        lock.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("# my team's skills\n[sources.a]"), "{text}");
+        let (a, b) = text.split_at(text.find("[sources.b]").unwrap());
+        assert!(!a.contains("ref ="), "{text}");
+        assert!(
+            a.contains("[[sources.a.skill]]") && a.contains("sha256:2222"),
+            "{text}"
+        );
+        assert!(!b.contains("sha256:2222"), "{text}");
+        let read = installed::read_lock(&path).unwrap().unwrap();
+        assert_eq!(read.sources[0], updated);
+        assert_eq!(read.sources[1], source("b", 'b'));
+
+        let mut lock = LockFile::open(&path).unwrap();
+        lock.remove_source("a");
+        std::fs::write(&path, format!("{text}\n# edited meanwhile\n")).unwrap();
+        assert!(
+            lock.save()
+                .unwrap_err()
+                .to_string()
+                .contains("changed while")
+        );
+    }
+}
