@@ -475,24 +475,7 @@ fn sha256(mut file: fs::File) -> Result<([u8; 32], u64), FileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    /// A skill folder holding `files` (path, contents), inside a temporary
-    /// folder that also holds `outside.txt`.
-    fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf, PathBuf) {
-        let temp = tempfile::tempdir().unwrap();
-        std::fs::write(temp.path().join("outside.txt"), "SECRET").unwrap();
-        let dir = temp.path().join("pdf");
-        std::fs::create_dir(&dir).unwrap();
-        let file = dir.join("SKILL.md");
-        std::fs::write(&file, "---\ndescription: d\n---\n").unwrap();
-        for (path, contents) in files {
-            let path = dir.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, contents).unwrap();
-        }
-        (temp, dir, file)
-    }
+    use crate::gate::tests::skill;
 
     fn place(dir: &Arc<Path>) -> Place<'_> {
         Place {

@@ -866,12 +866,13 @@ mod sys {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A skill folder holding `files` (path, contents), inside a temporary
-    /// folder that also holds `outside.txt`.
-    fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    /// folder that also holds `outside.txt`; the unit tests of `listing` and
+    /// `files` build theirs with it too.
+    pub(crate) fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let temp = tempfile::tempdir().unwrap();
         std::fs::write(temp.path().join("outside.txt"), "SECRET").unwrap();
         let dir = temp.path().join("pdf");
@@ -897,7 +898,7 @@ mod tests {
     }
 
     #[cfg(unix)]
-    fn symlink(target: &str, link: &Path) {
+    pub(crate) fn symlink(target: &str, link: &Path) {
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(target, link).unwrap();
     }

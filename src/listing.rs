@@ -300,20 +300,12 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::gate::Place;
+    #[cfg(unix)]
+    use crate::gate::tests::symlink;
 
-    /// A skill folder holding `files` (path, contents), inside a temporary
-    /// folder that also holds `outside.txt`.
+    /// A skill folder holding `files`, next to `outside.txt`.
     fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
-        let temp = tempfile::tempdir().unwrap();
-        std::fs::write(temp.path().join("outside.txt"), "SECRET").unwrap();
-        let dir = temp.path().join("pdf");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
-        for (path, contents) in files {
-            let path = dir.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, contents).unwrap();
-        }
+        let (temp, dir, _) = crate::gate::tests::skill(files);
         (temp, dir)
     }
 
@@ -325,12 +317,6 @@ mod tests {
             fence: None,
         };
         walk(&Gate::open(place).unwrap(), folder).listing
-    }
-
-    #[cfg(unix)]
-    fn symlink(target: &str, link: &Path) {
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(target, link).unwrap();
     }
 
     fn paths(listing: &Listing) -> Vec<&str> {
