@@ -132,6 +132,42 @@ const RACE_ANSWERS: usize = 3_200;
 /// run while the server is between a check and a read.
 const SWAPPERS: usize = 3;
 
+/// Starts the server, swaps `swapped` back and forth on [`SWAPPERS`]
+/// threads while [`RACE_ANSWERS`] requests go through, and checks that no
+/// answer held a secret, that some were served and that swaps happened.
+#[cfg(target_os = "linux")]
+fn race(
+    command: std::process::Command,
+    swapped: (&std::path::Path, &std::path::Path),
+    with_skill_md: bool,
+    secrets: &[String],
+    label: &str,
+) {
+    let mut raw = Raw::start(command);
+    let stop = Arc::new(AtomicBool::new(false));
+    let swappers: Vec<_> = (0..SWAPPERS)
+        .map(|_| {
+            swapper(
+                swapped.0.to_path_buf(),
+                swapped.1.to_path_buf(),
+                Arc::clone(&stop),
+            )
+        })
+        .collect();
+    let tally = hammer(
+        &mut raw,
+        &race_requests(with_skill_md),
+        RACE_ANSWERS,
+        secrets,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let swaps: usize = swappers.into_iter().map(|s| s.join().unwrap()).sum();
+    eprintln!("race in a {label}: {swaps} swaps; {tally:?}");
+    assert_eq!(tally.leaked, 0, "{tally:?}");
+    assert!(tally.served > 0 && swaps > 0, "{tally:?}, {swaps} swaps");
+    assert_eq!(raw.finish().code(), Some(0));
+}
+
 /// A skill's file swapped for a symlink to a secret outside, back and forth,
 /// in a custom root (where the skill folder's own symlinks are followed, but
 /// never out of it): no answer ever holds the secret.
@@ -160,18 +196,13 @@ fn a_file_swapped_for_a_symlink_out_never_leaks_in_a_custom_root() {
         "--refresh-interval",
         "0",
     ];
-    let mut raw = Raw::start(fixture.command(&args));
-    let stop = Arc::new(AtomicBool::new(false));
-    let swappers: Vec<_> = (0..SWAPPERS)
-        .map(|_| swapper(notes.clone(), swap.clone(), Arc::clone(&stop)))
-        .collect();
-    let tally = hammer(&mut raw, &race_requests(false), RACE_ANSWERS, &secrets);
-    stop.store(true, Ordering::Relaxed);
-    let swaps: usize = swappers.into_iter().map(|s| s.join().unwrap()).sum();
-    eprintln!("race in a custom root: {swaps} swaps; {tally:?}");
-    assert_eq!(tally.leaked, 0, "{tally:?}");
-    assert!(tally.served > 0 && swaps > 0, "{tally:?}, {swaps} swaps");
-    assert_eq!(raw.finish().code(), Some(0));
+    race(
+        fixture.command(&args),
+        (&notes, &swap),
+        false,
+        &secrets,
+        "custom root",
+    );
 }
 
 /// A project skill's folder swapped for a symlink to a folder outside the
@@ -212,18 +243,13 @@ fn a_project_skill_folder_swapped_out_never_leaks() {
         "--refresh-interval",
         "0",
     ];
-    let mut raw = Raw::start(fixture.command(&args));
-    let stop = Arc::new(AtomicBool::new(false));
-    let swappers: Vec<_> = (0..SWAPPERS)
-        .map(|_| swapper(inside.clone(), link.clone(), Arc::clone(&stop)))
-        .collect();
-    let tally = hammer(&mut raw, &race_requests(true), RACE_ANSWERS, &secrets);
-    stop.store(true, Ordering::Relaxed);
-    let swaps: usize = swappers.into_iter().map(|s| s.join().unwrap()).sum();
-    eprintln!("race in a project root: {swaps} swaps; {tally:?}");
-    assert_eq!(tally.leaked, 0, "{tally:?}");
-    assert!(tally.served > 0 && swaps > 0, "{tally:?}, {swaps} swaps");
-    assert_eq!(raw.finish().code(), Some(0));
+    race(
+        fixture.command(&args),
+        (&inside, &link),
+        true,
+        &secrets,
+        "project root",
+    );
 }
 
 /// A project whose skill `pdf` is served, then moved out of the repository
