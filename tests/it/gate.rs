@@ -13,16 +13,8 @@ use rmcp::model::{
     ReadResourceRequestParams, ResourceContents, SkillResources,
 };
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::common::{Fixture, Raw, is_error, text};
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use crate::common::{Fixture, Raw, is_error, sha256_digest, sha256_hex, text};
 
 /// How a run of requests went.
 #[derive(Debug, Default)]
@@ -411,12 +403,12 @@ async fn a_symlinked_own_skill_md_is_served_everywhere_the_tool_serves_it() {
         [
             (
                 "skill://linked/SKILL.md",
-                format!("sha256:{}", sha256_hex(&bytes)).as_str(),
+                sha256_digest(&bytes).as_str(),
                 bytes.len() as u64
             ),
             (
                 "skill://linked/references/a.md",
-                format!("sha256:{}", sha256_hex(b"A.\n")).as_str(),
+                sha256_digest(b"A.\n").as_str(),
                 3
             ),
         ]

@@ -3,6 +3,10 @@
 //! (`skills/list`, `skills/get`, `resources/directory/read`), through the real
 //! binary with rmcp's client on 2025-11-25 and 2026-07-28 connections.
 
+use crate::common::{
+    FILES_ARGS as ARGS, Fixture, Server, assert_no_secret, blocks, files_fixture as fixture,
+    is_error, raw_exchange, sha256_digest, text,
+};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
@@ -12,12 +16,6 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use serde_json::json;
-use sha2::{Digest, Sha256};
-
-use crate::common::{
-    FILES_ARGS as ARGS, Fixture, Server, assert_no_secret, blocks, files_fixture as fixture,
-    is_error, raw_exchange, text,
-};
 
 /// The JSON-RPC error code of a failed request.
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> i32 {
@@ -25,12 +23,6 @@ fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> i32 {
         Err(ServiceError::McpError(error)) => error.code.0,
         other => panic!("expected an MCP error, got {other:?}"),
     }
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    let sum = Sha256::digest(bytes);
-    let hex: String = sum.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
 }
 
 /// Files a client may ask for, and ones it must be refused.
@@ -362,7 +354,7 @@ async fn resources_on(server: Server, fixture: &Fixture, not_found: i32) {
         let on_disk = std::fs::read(fixture.path(&format!("files/pdf/{path}"))).unwrap();
         assert_eq!(
             (file.digest.as_str(), file.size),
-            (sha256(&on_disk).as_str(), on_disk.len() as u64),
+            (sha256_digest(&on_disk).as_str(), on_disk.len() as u64),
             "{path}"
         );
         // What resources/read returns is what the digest promises.

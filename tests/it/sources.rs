@@ -14,7 +14,7 @@ use std::time::Duration;
 use rmcp::model::SkillResources;
 use sha2::{Digest, Sha256};
 
-use crate::common::{Fixture, Output, Server, is_error, text};
+use crate::common::{Fixture, Output, Server, hex, is_error, sha256_digest, sha256_hex, text};
 
 /// Long enough for a notification on a busy machine; only a hang guard.
 const NOTIFY_WITHIN: Duration = Duration::from_secs(20);
@@ -162,7 +162,7 @@ fn folder_digest(dir: &Path) -> String {
                 walk(&entry.path(), &path, out);
             } else {
                 let bytes = std::fs::read(entry.path()).unwrap();
-                out.push((path, hex(&Sha256::digest(&bytes))));
+                out.push((path, sha256_hex(&bytes)));
             }
         }
     }
@@ -174,10 +174,6 @@ fn folder_digest(dir: &Path) -> String {
         hasher.update(format!("{path}\0{sum}\n").as_bytes());
     }
     format!("sha256:{}", hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[tokio::test]
@@ -733,10 +729,7 @@ async fn publish_then_add_from_a_static_host_round_trips_the_digests() {
     assert_eq!(skills[1]["type"], "skill-md");
     assert_eq!(skills[1]["url"], "hello/SKILL.md");
     let archive = std::fs::read(well_known.join("deploy.tar.gz")).unwrap();
-    assert_eq!(
-        skills[0]["digest"],
-        format!("sha256:{}", hex(&Sha256::digest(&archive)))
-    );
+    assert_eq!(skills[0]["digest"], sha256_digest(&archive));
 
     // Publishing again gives the same bytes.
     expect(&fixture, &["publish", "team", "--out", "site"], 0);
@@ -840,7 +833,7 @@ fn tar_gz(entry: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
 /// Publishes `artifact` as the archive of skill `x` in an index under
 /// `site/`, with `digest` (its real one when `None`).
 fn index_with(fixture: &Fixture, artifact: &[u8], digest: Option<&str>) {
-    let real = format!("sha256:{}", hex(&Sha256::digest(artifact)));
+    let real = sha256_digest(artifact);
     let index = serde_json::json!({
         "$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
         "skills": [{"name": "x", "type": "archive", "description": "d", "url": "x.tar.gz",

@@ -420,6 +420,23 @@ impl Server {
 
 /// The text of a result's first content block: the whole answer, but for
 /// the list of a skill's other files (see [`blocks`]).
+/// Lowercase hex of `bytes`, written here rather than taken from skillserve so
+/// that the tests check its digests against an independent computation.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The lowercase hex of the SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// A digest as skillserve writes it: `sha256:` and the hex.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", sha256_hex(bytes))
+}
+
 pub fn text(result: &CallToolResult) -> &str {
     assert!(!result.content.is_empty(), "a content block: {result:?}");
     &result.content[0].as_text().expect("text content").text
