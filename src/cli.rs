@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
-use crate::config::settings::{self, expand_path};
+use crate::config::settings::{self, FilterError, expand_path};
 use crate::config::{
     Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, Env, Flags,
     HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings, SettingsError,
@@ -835,7 +835,7 @@ impl Cli {
         };
         if let Some((what, value)) = given {
             if what != "SKILLSERVE_LOG"
-                && let Some(level) = log_level(value)
+                && let Some(level) = settings::log_level(value)
             {
                 return Ok(Targets::new()
                     .with_default(LevelFilter::WARN)
@@ -853,67 +853,18 @@ impl Cli {
     }
 }
 
-/// One of the levels `--log-level` and `SKILLSERVE_LOG` accept, in any case:
-/// off, error, warn, info, debug, trace.
-fn log_level(word: &str) -> Option<LevelFilter> {
-    Some(match word.trim().to_ascii_lowercase().as_str() {
-        "off" => LevelFilter::OFF,
-        "error" => LevelFilter::ERROR,
-        "warn" => LevelFilter::WARN,
-        "info" => LevelFilter::INFO,
-        "debug" => LevelFilter::DEBUG,
-        "trace" => LevelFilter::TRACE,
-        _ => return None,
-    })
-}
-
-/// A log filter: levels and `target=level` pairs separated by commas
-/// (`warn,skillserve=debug`), spaces around each ignored. A bare level applies
-/// to every target; an event takes the level of the longest target that its
-/// own target starts with.
-///
-/// A word that is not a level where a level belongs is refused first:
-/// `tracing` would read `--log-level verbose` as "only the target `verbose`"
-/// and silently log nothing. Then a target must start with a letter, digit,
-/// `_`, `-` or `:` and hold no space; span and field filters
-/// (`target[span{field}]=level`) are refused rather than read as a target
-/// that matches nothing.
+/// [`settings::log_filter`], its refusal named after where the filter came from.
 fn parse_filter(what: &'static str, filter: &str) -> Result<Targets, UsageError> {
-    let mut directives = Vec::new();
-    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        let (target, word) = match directive.rsplit_once('=') {
-            Some((target, word)) => (Some(target.trim()), word),
-            None => (None, directive),
-        };
-        let level = log_level(word).ok_or_else(|| UsageError::LogLevel {
+    settings::log_filter(filter).map_err(|refusal| match refusal {
+        FilterError::NotALevel => UsageError::LogLevel {
             what,
             value: filter.to_owned(),
-        })?;
-        directives.push((target, level));
-    }
-    let refused = |reason: &str| UsageError::LogFilter {
-        value: filter.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let mut targets = Targets::new();
-    for (target, level) in directives {
-        targets = match target {
-            None => targets.with_default(level),
-            Some(target) if target.contains(['[', ']', '{', '}']) => {
-                return Err(refused(
-                    "span and field filters are not supported; use `level` or `target=level`",
-                ));
-            }
-            Some(target)
-                if target.starts_with(|c: char| c.is_alphanumeric() || "_-:".contains(c))
-                    && !target.contains(|c: char| c.is_whitespace() || c == '=') =>
-            {
-                targets.with_target(target, level)
-            }
-            Some(_) => return Err(refused("invalid filter directive")),
-        };
-    }
-    Ok(targets)
+        },
+        FilterError::Invalid(reason) => UsageError::LogFilter {
+            value: filter.to_owned(),
+            reason: reason.to_owned(),
+        },
+    })
 }
 
 #[cfg(test)]

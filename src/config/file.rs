@@ -13,7 +13,7 @@ use std::sync::Arc;
 use toml_edit::{Document, Item, Key, TableLike, Value};
 
 use super::pattern::{self, Glob, Pattern, Selector, Unexpanded};
-use super::settings::{LOG_LEVELS, check_log_filter, expand_path};
+use super::settings::{self, FilterError, LOG_LEVELS, expand_path};
 use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin};
 use crate::disk::{self, ReadError};
 use crate::similarity;
@@ -293,14 +293,23 @@ impl Reader<'_> {
             }
             "log_level" => {
                 let level = self.string(field)?;
-                if check_log_filter(&level).is_err() {
-                    return Err(self.error(
-                        line,
-                        format!(
-                            "`log_level` \"{level}\" is not a log level: use one of {}, or a filter such as \"skillserve=debug,rmcp=info\"",
-                            LOG_LEVELS.join(", ")
-                        ),
-                    ));
+                match settings::log_filter(&level) {
+                    Ok(_) => {}
+                    Err(FilterError::NotALevel) => {
+                        return Err(self.error(
+                            line,
+                            format!(
+                                "`log_level` \"{level}\" is not a log level: use one of {}, or a filter such as \"skillserve=debug,rmcp=info\"",
+                                LOG_LEVELS.join(", ")
+                            ),
+                        ));
+                    }
+                    Err(FilterError::Invalid(reason)) => {
+                        return Err(self.error(
+                            line,
+                            format!("`log_level` \"{level}\" is not a valid log filter: {reason}"),
+                        ));
+                    }
                 }
                 out.log_level = Some(At { value: level, line });
             }
@@ -880,6 +889,12 @@ mod tests {
         assert_eq!(
             parsed("log_level = \"loud\"\n").unwrap_err(),
             "/cfg/config.toml:1: `log_level` \"loud\" is not a log level: use one of off, error, warn, info, debug, trace, or a filter such as \"skillserve=debug,rmcp=info\""
+        );
+        // The same filter parser as --log-level: what it refuses, the file
+        // refuses with its line.
+        assert_eq!(
+            parsed("log_level = \"skillserve[scan]=debug\"\n").unwrap_err(),
+            "/cfg/config.toml:1: `log_level` \"skillserve[scan]=debug\" is not a valid log filter: span and field filters are not supported; use `level` or `target=level`"
         );
         assert_eq!(
             parsed("skills_dirs = [\"$NOPE_UNSET/x\"]\n").unwrap_err(),
