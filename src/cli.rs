@@ -9,8 +9,9 @@ use tracing_subscriber::filter::{LevelFilter, Targets};
 
 use crate::config::settings::{self, FilterError, expand_path};
 use crate::config::{
-    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, Env, Flags,
-    HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings, SettingsError,
+    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_OAUTH_REFETCH_SECS,
+    DEFAULT_SESSION_IDLE_SECS, Env, Flags, HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings,
+    SettingsError,
 };
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
@@ -382,6 +383,17 @@ pub struct ServeArgs {
         help_heading = "HTTP server options"
     )]
     pub oauth_audience: Option<String>,
+
+    /// On a token signed with an unknown key, fetch the issuer's keys again at most every SECS seconds [default: 30].
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECS",
+        requires = "oauth_issuer",
+        value_parser = clap::value_parser!(u64).range(1..=3600),
+        help_heading = "HTTP server options"
+    )]
+    pub oauth_refetch_interval: Option<u64>,
 
     /// Serve a non-loopback address without authentication (behind a proxy that authenticates).
     #[arg(long, global = true, help_heading = "HTTP server options")]
@@ -788,6 +800,11 @@ impl Cli {
             (Some(issuer), Some(audience)) => Some(OAuth {
                 issuer: check_url("--oauth-issuer", issuer)?,
                 audience: audience.clone(),
+                refetch_interval: Duration::from_secs(
+                    serve
+                        .oauth_refetch_interval
+                        .unwrap_or(DEFAULT_OAUTH_REFETCH_SECS),
+                ),
             }),
             _ => None,
         };

@@ -122,6 +122,9 @@ pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 /// The default time after which an MCP session with no request ends.
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
+/// The default least time between fetches of an OAuth issuer's keys on
+/// tokens with unknown keys.
+pub const DEFAULT_OAUTH_REFETCH_SECS: u64 = 30;
 
 /// How `serve --http` listens and whom it lets in (behaviour.md §16).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,6 +165,10 @@ pub struct OAuth {
     pub issuer: String,
     /// The audience (`aud`) tokens must name.
     pub audience: String,
+    /// Fetches of the issuer's keys for a token with an unknown key are at
+    /// least this far apart, so that tokens with made-up key ids cannot make
+    /// the server hammer the issuer (`--oauth-refetch-interval`).
+    pub refetch_interval: std::time::Duration,
 }
 
 /// The environment, captured once at start-up: the variables skillserve

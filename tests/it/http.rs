@@ -575,9 +575,12 @@ impl Issuer {
                         json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string()
                     }
                     "/jwks" => {
-                        fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let keys = keys.lock().unwrap();
-                        json!({"keys": keys.iter().map(|(kid, key)| jwk(kid, key)).collect::<Vec<_>>()}).to_string()
+                        let body = json!({"keys": keys.iter().map(|(kid, key)| jwk(kid, key)).collect::<Vec<_>>()}).to_string();
+                        // Counted once the keys are read: a key added after
+                        // the count has moved is not in this answer.
+                        fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        body
                     }
                     _ => String::new(),
                 };
@@ -657,6 +660,8 @@ fn oauth_tokens_are_checked_against_the_issuers_keys() {
         &issuer.url,
         "--oauth-audience",
         "https://skills.example.com/mcp",
+        "--oauth-refetch-interval",
+        "3",
     ]);
     let server = HttpServer::ready(&fixture, &args);
     let list = |token: &str| {
@@ -729,6 +734,24 @@ fn oauth_tokens_are_checked_against_the_issuers_keys() {
     );
 
     // A new key: refused while fetching again is rate-limited, then found.
+    // An unknown key fetches the keys once the interval (3 s here) has
+    // passed since the start-up fetch; right after that fetch, the next one
+    // is rate-limited.
+    let unknown = {
+        use base64::Engine;
+        let header = json!({"alg": "ES256", "typ": "JWT", "kid": "k0"}).to_string();
+        let token = issuer.token("k1", json!({}));
+        let (_, rest) = token.split_once('.').unwrap();
+        let header = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(header);
+        format!("{header}.{rest}")
+    };
+    let before = issuer.fetches();
+    let start = std::time::Instant::now();
+    while issuer.fetches() == before {
+        assert_eq!(list(&unknown).status, 401);
+        assert!(start.elapsed() < Duration::from_secs(60), "never fetched");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let fetched = issuer.fetches();
     issuer.add_key("k2");
     let rotated = issuer.token("k2", json!({}));
@@ -739,13 +762,12 @@ fn oauth_tokens_are_checked_against_the_issuers_keys() {
             .contains("the token was signed with an unknown key")
     );
     assert_eq!(issuer.fetches(), fetched, "no fetch within the rate limit");
-    let start = std::time::Instant::now();
     while list(&rotated).status != 200 {
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "k2 never fetched"
         );
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(issuer.fetches(), fetched + 1);
     assert!(!server.log().contains(&rotated), "a token was logged");

@@ -5,8 +5,8 @@
 //! `/.well-known/oauth-authorization-server` (RFC 8414), else
 //! `/.well-known/openid-configuration`. They are cached; an unknown `kid`, or
 //! a cache older than an hour, fetches them again, at most once per
-//! [`REFETCH_INTERVAL`] so that tokens with made-up key ids cannot make the
-//! server hammer the issuer. Fetches are blocking HTTP requests on a blocking
+//! `--oauth-refetch-interval` (30 s by default) so that tokens with made-up
+//! key ids cannot make the server hammer the issuer. Fetches are blocking HTTP requests on a blocking
 //! thread (a few an hour).
 
 use std::collections::HashMap;
@@ -19,8 +19,6 @@ use serde::Deserialize;
 
 use crate::config::OAuth;
 
-/// Fetches of the issuer's keys are at least this far apart.
-const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
 /// Keys older than this are fetched again on next use (rotation).
 const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
 /// A metadata document or key set larger than this is refused.
@@ -231,12 +229,12 @@ impl Verifier {
     }
 
     /// Fetches the keys unless the last fetch was less than
-    /// [`REFETCH_INTERVAL`] ago. Call it holding `fetching`.
+    /// `refetch_interval` ago. Call it holding `fetching`.
     async fn refetch_if_allowed(&self) {
         let allowed = self
             .cache()
             .fetched
-            .is_none_or(|at| at.elapsed() >= REFETCH_INTERVAL);
+            .is_none_or(|at| at.elapsed() >= self.oauth.refetch_interval);
         if allowed && let Err(err) = self.refetch().await {
             tracing::warn!("OAuth: {err}");
         }
