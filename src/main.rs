@@ -341,9 +341,13 @@ fn block_on<F: std::future::Future>(future: F) -> std::io::Result<Option<F::Outp
         .enable_all()
         .build()?;
     let output = runtime.block_on(async {
+        // The signal handlers first: `future` starts servers in its first
+        // poll, and a SIGTERM sent once they run must find the handlers in
+        // place (unbiased, the branches are polled in random order).
         tokio::select! {
-            output = future => Ok(output),
+            biased;
             signal = server::shutdown_signal() => Err(signal),
+            output = future => Ok(output),
         }
     });
     let output = match output {
