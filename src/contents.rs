@@ -58,7 +58,10 @@ impl Contents {
                 .filter(|(cached, _)| *cached == version)
                 .map(|(_, text)| Arc::clone(text))
         };
+        // A `stat` by path can only save the read when a text is kept (a
+        // first call opens the file straight away).
         if place.fence.is_none()
+            && lock().texts.contains_key(path)
             && let Some(text) = kept(Stamp::of(&std::fs::metadata(path)?))
         {
             return Ok(text);
