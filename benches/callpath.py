@@ -109,7 +109,7 @@ def exit_time(binary, skills_dir, home, timeout):
         time.sleep(2.0)
         started = time.perf_counter()
         server.proc.stdin.close()
-        server.proc.wait(timeout=timeout)
+        e2e.wait_exit(server.proc, timeout)
         return (time.perf_counter() - started) * 1e3
     finally:
         server.kill()

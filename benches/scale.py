@@ -126,7 +126,7 @@ def skillserve_round(binary, skills_dir, n, names, a):
             freshness.settle(server)
             started = time.perf_counter()
             server.proc.send_signal(signal.SIGTERM)
-            code = server.proc.wait(timeout=a.timeout)
+            code = e2e.wait_exit(server.proc, a.timeout)
             figures["exit-term"] = (time.perf_counter() - started) * 1e3
             if code != 0:
                 raise e2e.ServerError(f"exit status {code} after SIGTERM")
