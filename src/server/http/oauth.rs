@@ -6,8 +6,8 @@
 //! `/.well-known/openid-configuration`. They are cached; an unknown `kid`, or
 //! a cache older than an hour, fetches them again, at most once per
 //! `--oauth-refetch-interval` (30 s by default) so that tokens with made-up
-//! key ids cannot make the server hammer the issuer. Fetches are blocking HTTP requests on a blocking
-//! thread (a few an hour).
+//! key ids cannot make the server hammer the issuer. Fetches are blocking
+//! HTTP requests on a blocking thread (a few an hour).
 
 use std::collections::HashMap;
 use std::sync::Arc;
