@@ -891,14 +891,6 @@ mod tests {
     use crate::config::ServeOptions;
     use crate::platform::Platform;
 
-    fn env() -> Env {
-        Env {
-            home: Home::at("/home/u"),
-            cwd: "/work".into(),
-            ..Env::default()
-        }
-    }
-
     fn parse(args: &[&str]) -> Cli {
         Cli::try_read(std::iter::once("skillserve").chain(args.iter().copied())).unwrap()
     }
@@ -919,12 +911,16 @@ mod tests {
     }
 
     fn serve(args: &[&str]) -> Result<ServeOptions, UsageError> {
-        resolved(&parse(args), &env()).map(|s| s.serve)
+        resolved(&parse(args), &Env::for_tests()).map(|s| s.serve)
     }
 
     #[test]
     fn tilde_and_relative_paths_expand() {
-        let config = config(&["--skills-dir", "~/s", "--skills-dir", "rel"], &env()).unwrap();
+        let config = config(
+            &["--skills-dir", "~/s", "--skills-dir", "rel"],
+            &Env::for_tests(),
+        )
+        .unwrap();
         assert_eq!(
             config.custom_dirs,
             vec![PathBuf::from("/home/u/s"), PathBuf::from("/work/rel")]
@@ -933,7 +929,11 @@ mod tests {
 
     #[test]
     fn unset_variable_is_an_error_naming_it() {
-        let err = config(&["--skills-dir", "$SKILLSERVE_TEST_SURELY_UNSET/x"], &env()).unwrap_err();
+        let err = config(
+            &["--skills-dir", "$SKILLSERVE_TEST_SURELY_UNSET/x"],
+            &Env::for_tests(),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
@@ -942,7 +942,7 @@ mod tests {
 
     #[test]
     fn serve_takes_skills_folders_as_arguments_after_the_flags() {
-        let mut env = env();
+        let mut env = Env::for_tests();
         env.skills_dirs = Some("/from-env".into());
         let config = config(&["--skills-dir", "/flag", "serve", "/a", "~/b c"], &env).unwrap();
         assert_eq!(
@@ -961,7 +961,7 @@ mod tests {
 
     #[test]
     fn env_list_follows_flags() {
-        let mut env = env();
+        let mut env = Env::for_tests();
         env.skills_dirs = Some(std::env::join_paths(["/a", "~/b"]).unwrap());
         let config = config(&["--skills-dir", "/first"], &env).unwrap();
         assert_eq!(
@@ -976,7 +976,7 @@ mod tests {
 
     #[test]
     fn project_dir_precedence() {
-        let mut env = env();
+        let mut env = Env::for_tests();
         assert_eq!(config(&[], &env).unwrap().project_dir, Some("/work".into()));
         env.claude_project_dir = Some("/proj".into());
         assert_eq!(config(&[], &env).unwrap().project_dir, Some("/proj".into()));
@@ -1015,7 +1015,7 @@ mod tests {
     #[test]
     fn empty_paths_and_tilde_without_home_are_errors() {
         assert!(matches!(
-            config(&["--skills-dir", ""], &env()),
+            config(&["--skills-dir", ""], &Env::for_tests()),
             Err(UsageError::Settings(SettingsError::EmptyPath { .. }))
         ));
         let no_home = Env {
@@ -1059,7 +1059,7 @@ mod tests {
 
     #[test]
     fn log_levels_and_filters_are_checked() {
-        let filter = |args: &[&str]| parse(args).log_filter(&env(), None);
+        let filter = |args: &[&str]| parse(args).log_filter(&Env::for_tests(), None);
         let warn = || Targets::new().with_default(LevelFilter::WARN);
         assert_eq!(
             filter(&[]).unwrap(),
@@ -1087,12 +1087,14 @@ mod tests {
         }
         let file = ("debug".to_owned(), Origin::Default);
         assert_eq!(
-            parse(&[]).log_filter(&env(), Some(&file)).unwrap(),
+            parse(&[])
+                .log_filter(&Env::for_tests(), Some(&file))
+                .unwrap(),
             Targets::new()
                 .with_default(LevelFilter::WARN)
                 .with_target("skillserve", LevelFilter::DEBUG)
         );
-        let mut env = env();
+        let mut env = Env::for_tests();
         env.log_filter = Some("verbose".into());
         assert!(parse(&[]).log_filter(&env, Some(&file)).is_err());
         env.log_filter = Some("debug".into());
@@ -1163,7 +1165,7 @@ mod tests {
         else {
             panic!("import parses")
         };
-        let options = args.options(&env()).unwrap();
+        let options = args.options(&Env::for_tests()).unwrap();
         assert_eq!(options.settings, PathBuf::from("/home/u/mcp.json"));
         assert_eq!(options.output_dir, PathBuf::from("/work/mcp-skills"));
         assert_eq!(options.timeout, Duration::from_secs(DEFAULT_TIMEOUT_SECS));

@@ -723,16 +723,8 @@ pub fn quoted(key: &str) -> String {
 mod tests {
     use super::*;
 
-    fn env() -> Env {
-        Env {
-            home: crate::config::Home::at("/home/u"),
-            cwd: "/work".into(),
-            ..Env::default()
-        }
-    }
-
     fn parsed(text: &str) -> Result<FileSettings, String> {
-        parse(text, Path::new("/cfg/config.toml"), &env()).map_err(|e| e.to_string())
+        parse(text, Path::new("/cfg/config.toml"), &Env::for_tests()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -915,16 +907,23 @@ mod tests {
             path: path.clone(),
             given_by: None,
         };
-        assert_eq!(load(&default, &env()), Ok(None));
+        assert_eq!(load(&default, &Env::for_tests()), Ok(None));
         let named = Location {
             path: path.clone(),
             given_by: Some("--config"),
         };
         assert_eq!(
-            load(&named, &env()).unwrap_err().to_string(),
+            load(&named, &Env::for_tests()).unwrap_err().to_string(),
             format!("{}: no such file (named by --config)", path.display())
         );
         std::fs::write(&path, "user = false\n").unwrap();
-        assert!(!load(&named, &env()).unwrap().unwrap().user.unwrap().value);
+        assert!(
+            !load(&named, &Env::for_tests())
+                .unwrap()
+                .unwrap()
+                .user
+                .unwrap()
+                .value
+        );
     }
 }

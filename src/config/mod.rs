@@ -193,6 +193,17 @@ pub struct Env {
 }
 
 impl Env {
+    /// The environment unit tests start from: home `/home/u`, working
+    /// directory `/work`, no variables.
+    #[cfg(test)]
+    pub fn for_tests() -> Env {
+        Env {
+            home: Home::at("/home/u"),
+            cwd: "/work".into(),
+            ..Env::default()
+        }
+    }
+
     /// Reads the process environment. Empty variables count as unset.
     pub fn from_process() -> std::io::Result<Env> {
         let vars = Vars::new(std::env::vars_os().collect());

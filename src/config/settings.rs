@@ -583,16 +583,8 @@ mod tests {
     use super::*;
     use crate::config::file;
 
-    fn env() -> Env {
-        Env {
-            home: crate::config::Home::at("/home/u"),
-            cwd: "/work".into(),
-            ..Env::default()
-        }
-    }
-
     fn file_of(text: &str) -> FileSettings {
-        file::parse(text, Path::new("/cfg/config.toml"), &env()).unwrap()
+        file::parse(text, Path::new("/cfg/config.toml"), &Env::for_tests()).unwrap()
     }
 
     fn show<'a>(settings: &'a Settings, key: &str) -> Vec<(&'a str, String)> {
@@ -609,7 +601,7 @@ mod tests {
         let file = file_of(
             "skills_dirs = [\"/f\"]\nuser = false\nmax_file_bytes = 10\ndescription_budget = 900\nproject_dir = \"/\"\n",
         );
-        let mut env = env();
+        let mut env = Env::for_tests();
         env.skills_dirs = Some("/e".into());
         env.claude_project_dir = Some("/proj".into());
         let flags = Flags {
@@ -648,13 +640,13 @@ mod tests {
     #[test]
     fn project_false_in_the_file_turns_the_project_off_unless_a_flag_names_one() {
         let file = file_of("project = false\n");
-        let settings = resolve(&Flags::default(), &env(), None, Some(&file)).unwrap();
+        let settings = resolve(&Flags::default(), &Env::for_tests(), None, Some(&file)).unwrap();
         assert_eq!(settings.config.project_dir, None);
         let flags = Flags {
             project_dir: Some("/".into()),
             ..Flags::default()
         };
-        let settings = resolve(&flags, &env(), None, Some(&file)).unwrap();
+        let settings = resolve(&flags, &Env::for_tests(), None, Some(&file)).unwrap();
         assert_eq!(settings.config.project_dir, Some("/".into()));
     }
 
@@ -664,7 +656,7 @@ mod tests {
             config: Some("/home/u/.config/skillserve".into()),
             ..Folders::default()
         };
-        let mut env = env();
+        let mut env = Env::for_tests();
         let default = locate(&Flags::default(), &env, &folders).unwrap().unwrap();
         assert_eq!(
             default.path,
@@ -693,7 +685,7 @@ mod tests {
         let err = expand_path(
             "--skills-dir",
             "$SKILLSERVE_TEST_SURELY_UNSET/x",
-            &env(),
+            &Env::for_tests(),
             Path::new("/"),
         )
         .unwrap_err();
@@ -702,7 +694,7 @@ mod tests {
             "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
         );
         assert_eq!(
-            expand_path("x", "rel", &env(), Path::new("/cfg")).unwrap(),
+            expand_path("x", "rel", &Env::for_tests(), Path::new("/cfg")).unwrap(),
             Path::new("/cfg/rel")
         );
     }
