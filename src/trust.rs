@@ -8,6 +8,7 @@
 //! approve and exits 1, as installing a source does.
 
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 
 use crate::approvals::{self, Approval, Approvals};
 use crate::config::Config;
@@ -39,8 +40,7 @@ pub fn trust(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(file) = snapshot::approvals_file(config) else {
-        writeln!(err, "skillserve: {NO_CONFIG_FOLDER}")?;
+    let Some(file) = approvals_file(config, err)? else {
         return Ok(ExitCode::Failure);
     };
     let key = name.trim().to_lowercase();
@@ -124,9 +124,18 @@ pub fn trust(
     Ok(ExitCode::Success)
 }
 
-/// Why a config folder is needed.
-const NO_CONFIG_FOLDER: &str =
-    "there is no config folder to keep approvals in (set HOME or XDG_CONFIG_HOME)";
+/// The file approvals are kept in, or `None` after saying on `err` that
+/// there is no config folder to keep them in.
+fn approvals_file(config: &Config, err: &mut dyn Write) -> io::Result<Option<PathBuf>> {
+    let file = snapshot::approvals_file(config);
+    if file.is_none() {
+        writeln!(
+            err,
+            "skillserve: there is no config folder to keep approvals in (set HOME or XDG_CONFIG_HOME)"
+        )?;
+    }
+    Ok(file)
+}
 
 /// The answer for a name that is not quarantined.
 fn not_quarantined(snapshot: &Snapshot, name: &str, err: &mut dyn Write) -> io::Result<ExitCode> {
@@ -178,8 +187,7 @@ pub fn list(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(file) = snapshot::approvals_file(config) else {
-        writeln!(err, "skillserve: {NO_CONFIG_FOLDER}")?;
+    let Some(file) = approvals_file(config, err)? else {
         return Ok(ExitCode::Failure);
     };
     let approvals = match Approvals::read(&file) {
@@ -246,8 +254,7 @@ pub fn untrust(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(file) = snapshot::approvals_file(config) else {
-        writeln!(err, "skillserve: {NO_CONFIG_FOLDER}")?;
+    let Some(file) = approvals_file(config, err)? else {
         return Ok(ExitCode::Failure);
     };
     match approvals::revoke(&file, name.trim()) {
