@@ -11,7 +11,7 @@ use rmcp::model::{
 use rmcp::service::ServiceError;
 use serde_json::json;
 
-use crate::common::{Fixture, Server, blocks, is_error, raw_exchange, text};
+use crate::common::{Fixture, Server, blocks, is_error, listed, raw_exchange, text};
 
 /// A home whose skills folders are the ones clients load themselves, a
 /// project, a custom folder and a Claude Code plugin:
@@ -104,22 +104,13 @@ fn expected(client: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// The names the tool description lists.
-fn described(description: &str) -> Vec<String> {
-    description
-        .lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name).to_owned())
-        .collect()
-}
-
 /// Checks every surface of `server` against `shown`: the tool description,
 /// calls (a hidden skill answers "not found"), prompts, resources,
 /// `skills/list`, `skills/get`, `resources/read` and completion.
 async fn assert_surfaces(server: &Server, client: &str, shown: &[&str]) {
     let context = |what: &str| format!("{client}: {what}");
     assert_eq!(
-        described(&server.description().await),
+        listed(&server.description().await),
         shown,
         "{}",
         context("description")
@@ -236,7 +227,7 @@ async fn a_filtered_skill_frees_its_name_and_profiles_narrow_and_switch_surfaces
         "pdf",
     ];
     let server = Server::start_as(fixture.command(ARGS), "my-agent", false).await;
-    assert_eq!(described(&server.description().await), mine);
+    assert_eq!(listed(&server.description().await), mine);
     let pdf = server.call("pdf").await;
     assert!(
         blocks(&pdf)[0].contains(&format!(
@@ -301,7 +292,7 @@ fn each_request_of_2026_is_answered_for_the_client_its_meta_names() {
         let description = answers[&id]["result"]["tools"][0]["description"]
             .as_str()
             .unwrap_or_else(|| panic!("{}", answers[&id]));
-        assert_eq!(described(description), expected(client), "{client}");
+        assert_eq!(listed(description), expected(client), "{client}");
     }
 }
 

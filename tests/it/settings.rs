@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::common::{Fixture, Server, is_error, text};
+use crate::common::{Fixture, Server, is_error, listed, text};
 
 /// Where the settings file of a fixture's home is.
 const CONFIG: &str = "home/.config/skillserve/config.toml";
@@ -27,15 +27,6 @@ fn fixture() -> Fixture {
 
 fn with<'a>(command: &[&'a str]) -> Vec<&'a str> {
     command.iter().chain(ARGS).copied().collect()
-}
-
-/// The names the tool description lists.
-fn described(description: &str) -> Vec<String> {
-    description
-        .lines()
-        .filter_map(|l| l.strip_prefix("- "))
-        .map(|l| l.split_once(": ").map_or(l, |(name, _)| name).to_owned())
-        .collect()
 }
 
 /// Waits for one `tools/list_changed` and the prompts and resources ones.
@@ -259,7 +250,7 @@ async fn disable_keeps_the_file_as_written_and_a_running_server_drops_the_skill(
     let mut server = fixture.serve(ARGS).await;
     server.watching().await;
     assert_eq!(
-        described(&server.description().await),
+        listed(&server.description().await),
         ["alpha", "beta", "pdf-old"]
     );
 
@@ -275,7 +266,7 @@ async fn disable_keeps_the_file_as_written_and_a_running_server_drops_the_skill(
         "# skillserve settings\nuser = false   # only the team's skills\n\ndisabled = [\n  \"gamma\", # retired\n  \"beta\",\n]\n"
     );
     list_changed(&mut server).await;
-    assert_eq!(described(&server.description().await), ["alpha", "pdf-old"]);
+    assert_eq!(listed(&server.description().await), ["alpha", "pdf-old"]);
     let call = server.call("beta").await;
     assert!(is_error(&call));
     assert!(
@@ -329,7 +320,7 @@ async fn an_invalid_edit_keeps_the_last_good_settings_and_the_log_says_why() {
     fixture.write(CONFIG, "disabled = [\"beta\"]\n");
     let mut server = fixture.serve(ARGS).await;
     server.watching().await;
-    assert_eq!(described(&server.description().await), ["alpha", "pdf-old"]);
+    assert_eq!(listed(&server.description().await), ["alpha", "pdf-old"]);
 
     fixture.replace(
         CONFIG,
@@ -345,11 +336,11 @@ async fn an_invalid_edit_keeps_the_last_good_settings_and_the_log_says_why() {
     // Still the old settings: beta hidden, alpha served.
     assert!(is_error(&server.call("beta").await));
     assert!(!is_error(&server.call("alpha").await));
-    assert_eq!(described(&server.description().await), ["alpha", "pdf-old"]);
+    assert_eq!(listed(&server.description().await), ["alpha", "pdf-old"]);
 
     fixture.replace(CONFIG, "disabled = [\"pdf-old\"]\n");
     list_changed(&mut server).await;
-    assert_eq!(described(&server.description().await), ["alpha", "beta"]);
+    assert_eq!(listed(&server.description().await), ["alpha", "beta"]);
     server
         .stderr()
         .wait_for("settings read again from", 1)
@@ -367,14 +358,14 @@ async fn a_profile_change_notifies_only_the_clients_whose_view_changed() {
     let mut other = Server::start_as(command, "other", false).await;
     cursor.watching().await;
     other.watching().await;
-    assert_eq!(described(&cursor.description().await), ["beta", "pdf-old"]);
+    assert_eq!(listed(&cursor.description().await), ["beta", "pdf-old"]);
     // Only Cursor's profile changes.
     fixture.replace(
         CONFIG,
         "[clients.\"cursor*\"]\ndisabled = [\"alpha\", \"beta\"]\n",
     );
     list_changed(&mut cursor).await;
-    assert_eq!(described(&cursor.description().await), ["pdf-old"]);
+    assert_eq!(listed(&cursor.description().await), ["pdf-old"]);
     // The other client's listener looked, and found nothing to send.
     other
         .stderr()
@@ -383,7 +374,7 @@ async fn a_profile_change_notifies_only_the_clients_whose_view_changed() {
     assert!(other.notifications.try_recv().is_err());
     assert!(other.list_changes.try_recv().is_err());
     assert_eq!(
-        described(&other.description().await),
+        listed(&other.description().await),
         ["alpha", "beta", "pdf-old"]
     );
     cursor.stop().await;

@@ -455,8 +455,8 @@ pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
 
-/// The names a "not found" answer lists, best first: each line
-/// `- name: description`.
+/// The names a "not found" answer (best first) or the tool description
+/// lists: each line `- name: description`.
 pub fn listed(text: &str) -> Vec<&str> {
     text.lines()
         .filter_map(|l| l.strip_prefix("- "))
