@@ -331,29 +331,19 @@ impl Reader<'_> {
 
     /// The `[sources.ID]` tables: what a team server keeps up to date.
     fn sources(&self, field: &Field) -> Result<Vec<AutoUpdate>, FileError> {
-        let Some(sources) = field.item.as_table_like() else {
-            return Err(self.error(
-                field.line,
+        let tables = self.tables(
+            field,
+            "`sources` must hold tables such as [sources.skills]",
+            |id| {
                 format!(
-                    "`sources` must hold tables such as [sources.skills], not {}",
-                    kind(field.item)
-                ),
-            ));
-        };
+                    "`sources.{}` must be a table such as [sources.{}] with `auto_update = \"10m\"`",
+                    quoted(id),
+                    quoted(id)
+                )
+            },
+        )?;
         let mut out = Vec::new();
-        for (id, item) in sources.iter() {
-            let line = self.key_line(sources.key(id), item);
-            let Some(table) = item.as_table_like() else {
-                return Err(self.error(
-                    line,
-                    format!(
-                        "`sources.{}` must be a table such as [sources.{}] with `auto_update = \"10m\"`, not {}",
-                        quoted(id),
-                        quoted(id),
-                        kind(item)
-                    ),
-                ));
-            };
+        for (id, _, table) in tables {
             for (key, item) in table.iter() {
                 let line = self.key_line(table.key(key), item);
                 if key != "auto_update" {
@@ -388,31 +378,47 @@ impl Reader<'_> {
 
     /// The `[clients."<glob>"]` tables, in file order.
     fn profiles(&self, field: &Field) -> Result<Vec<Profile>, FileError> {
-        let Some(clients) = field.item.as_table_like() else {
+        let tables = self.tables(
+            field,
+            "`clients` must hold tables such as [clients.\"cursor*\"]",
+            |glob| {
+                format!(
+                    "`clients.{}` must be a table of settings for the clients it matches",
+                    quoted(glob)
+                )
+            },
+        )?;
+        tables
+            .into_iter()
+            .map(|(glob, line, table)| self.profile(glob, line, table))
+            .collect()
+    }
+
+    /// The tables `field` holds (`[sources.ID]`, `[clients."<glob>"]`), in
+    /// file order, each with its key and line. Anything else is an error:
+    /// `not_tables` says what `field` must hold, `not_a_table` what the
+    /// entry with that key must be (each followed by what was found).
+    fn tables<'f>(
+        &self,
+        field: &Field<'f>,
+        not_tables: &str,
+        not_a_table: impl Fn(&str) -> String,
+    ) -> Result<Vec<(&'f str, usize, &'f dyn TableLike)>, FileError> {
+        let Some(tables) = field.item.as_table_like() else {
             return Err(self.error(
                 field.line,
-                format!(
-                    "`clients` must hold tables such as [clients.\"cursor*\"], not {}",
-                    kind(field.item)
-                ),
+                format!("{not_tables}, not {}", kind(field.item)),
             ));
         };
-        let mut profiles = Vec::new();
-        for (glob, item) in clients.iter() {
-            let line = self.key_line(clients.key(glob), item);
+        let mut out = Vec::new();
+        for (key, item) in tables.iter() {
+            let line = self.key_line(tables.key(key), item);
             let Some(table) = item.as_table_like() else {
-                return Err(self.error(
-                    line,
-                    format!(
-                        "`clients.{}` must be a table of settings for the clients it matches, not {}",
-                        quoted(glob),
-                        kind(item)
-                    ),
-                ));
+                return Err(self.error(line, format!("{}, not {}", not_a_table(key), kind(item))));
             };
-            profiles.push(self.profile(glob, line, table)?);
+            out.push((key, line, table));
         }
-        Ok(profiles)
+        Ok(out)
     }
 
     fn profile(
@@ -827,6 +833,30 @@ mod tests {
             parsed("[sources.x]\nauto_updates = \"1m\"\n").unwrap_err(),
             "/cfg/config.toml:2: unknown key `auto_updates` in [sources.x]; the keys are auto_update"
         );
+    }
+
+    #[test]
+    fn sources_and_clients_hold_tables_and_nothing_else() {
+        for (text, error) in [
+            (
+                "sources = 5\n",
+                "/cfg/config.toml:1: `sources` must hold tables such as [sources.skills], not an integer (5)",
+            ),
+            (
+                "[sources]\nskills = 1\n",
+                "/cfg/config.toml:2: `sources.skills` must be a table such as [sources.skills] with `auto_update = \"10m\"`, not an integer (1)",
+            ),
+            (
+                "clients = 5\n",
+                "/cfg/config.toml:1: `clients` must hold tables such as [clients.\"cursor*\"], not an integer (5)",
+            ),
+            (
+                "[clients]\n\"cur*\" = 2\n",
+                "/cfg/config.toml:2: `clients.\"cur*\"` must be a table of settings for the clients it matches, not an integer (2)",
+            ),
+        ] {
+            assert_eq!(parsed(text).unwrap_err(), error, "{text}");
+        }
     }
 
     #[test]
