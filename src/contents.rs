@@ -51,18 +51,17 @@ impl Contents {
     pub fn read(&self, place: Place) -> Result<Arc<str>, ReadError> {
         let path = &place.file();
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = |version: Stamp| {
+        let kept = || {
             lock()
                 .texts
                 .get(path)
-                .filter(|(cached, _)| *cached == version)
-                .map(|(_, text)| Arc::clone(text))
+                .map(|(version, text)| (*version, Arc::clone(text)))
         };
         // A `stat` by path can only save the read when a text is kept (a
         // first call opens the file straight away).
         if place.fence.is_none()
-            && lock().texts.contains_key(path)
-            && let Some(text) = kept(Stamp::of(&std::fs::metadata(path)?))
+            && let Some((version, text)) = kept()
+            && version == Stamp::of(&std::fs::metadata(path)?)
         {
             return Ok(text);
         }
@@ -70,7 +69,9 @@ impl Contents {
         // Taken when it was opened: if the file changes while it is read,
         // the next call sees another version and reads again.
         let version = opened.stamp();
-        if let Some(text) = kept(version) {
+        if let Some((kept_version, text)) = kept()
+            && kept_version == version
+        {
             return Ok(text);
         }
         let len = opened.len();
