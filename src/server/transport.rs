@@ -609,7 +609,7 @@ fn cursor_problem(message: &ClientJsonRpcMessage, line: &[u8]) -> Option<Vec<u8>
         ClientRequest::ReadResourceDirectoryRequest(r) => Some(&r.params.cursor),
         _ => return None,
     };
-    if parsed.is_some_and(Option::is_some) || !contains(line, b"\"cursor\"") {
+    if parsed.is_some_and(Option::is_some) || memchr::memmem::find(line, b"\"cursor\"").is_none() {
         return None;
     }
     let value: Value = serde_json::from_slice(line).ok()?;
@@ -626,12 +626,6 @@ fn cursor_problem(message: &ClientJsonRpcMessage, line: &[u8]) -> Option<Vec<u8>
         ErrorCode::INVALID_PARAMS,
         format!("invalid params for {}: {problem}", request.request.method()),
     ))
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|window| window == needle)
 }
 
 /// Why a line that parsed as JSON is not a message rmcp can read.
