@@ -24,6 +24,11 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as [`printable`] shows it.
+pub fn printable_path(path: &std::path::Path) -> String {
+    printable(&path.display().to_string()).into_owned()
+}
+
 /// `text` on one line: every run of whitespace (line breaks and tabs
 /// included) one space, ends trimmed, and the other control characters
 /// escaped as [`printable`] does.

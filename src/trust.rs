@@ -16,7 +16,7 @@ use crate::exit_codes::ExitCode;
 use crate::security::{self, FileFinding};
 use crate::skill::Skill;
 use crate::snapshot::{self, Snapshot, Why};
-use crate::text::{plural, printable, utc_time};
+use crate::text::{plural, printable, printable_path, utc_time};
 
 /// How `trust` may ask before it approves.
 pub enum Confirm<'a> {
@@ -54,7 +54,7 @@ pub fn trust(
         "Skill '{}' ({} folder {}) is quarantined:",
         skill.name,
         skill.source,
-        printable(&skill.dir.display().to_string())
+        printable_path(&skill.dir)
     )?;
     for found in &report.findings {
         write_finding(out, found)?;
@@ -144,7 +144,7 @@ fn not_quarantined(snapshot: &Snapshot, name: &str, err: &mut dyn Write) -> io::
             err,
             "skillserve: '{}' is not quarantined: it is served from {}; there is nothing to approve.",
             skill.name,
-            printable(&skill.dir.display().to_string())
+            printable_path(&skill.dir)
         )?;
         return Ok(ExitCode::Success);
     }
@@ -215,7 +215,7 @@ pub fn list(
         writeln!(
             out,
             "    {}: {}",
-            printable(&approval.path.display().to_string()),
+            printable_path(&approval.path),
             status(snapshot, security, approval)
         )?;
         if !approval.findings.is_empty() {

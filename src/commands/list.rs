@@ -13,7 +13,7 @@ use crate::profiles::{Decision, Verdict, View};
 use crate::roots::{Source, SourceKind};
 use crate::skill::Skill;
 use crate::snapshot::{self, Why, Withheld};
-use crate::text::{plural, printable};
+use crate::text::{plural, printable, printable_path};
 
 /// Longest description shown under a skill in `list`.
 const LIST_DESCRIPTION_CHARS: usize = 160;
@@ -219,7 +219,7 @@ fn write_skill(out: &mut dyn Write, skill: &Skill, width: usize) -> io::Result<(
         "{:<width$}  {:<7}  {}",
         skill.name,
         skill.source.as_str(),
-        printable(&skill.dir.display().to_string())
+        printable_path(&skill.dir)
     )?;
     let description = skill.description();
     if !description.is_empty() {

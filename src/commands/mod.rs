@@ -28,7 +28,7 @@ use crate::roots::Origin;
 use crate::scan;
 use crate::security::FileFinding;
 use crate::snapshot::Snapshot;
-use crate::text::{plural, printable};
+use crate::text::{plural, printable, printable_path};
 
 /// How a command prints its report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,7 +276,7 @@ pub fn check(
             .push(diagnostic);
     }
     for (path, list) in &by_file {
-        writeln!(out, "{}", printable(&path.display().to_string()))?;
+        writeln!(out, "{}", printable_path(path))?;
         if let Some(origin) = origin_of(path) {
             writeln!(out, "  ({})", printable(&provenance(origin)))?;
         }

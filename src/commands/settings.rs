@@ -12,7 +12,7 @@ use crate::config::{Origin, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 use crate::profiles::{Profiles, Verdict};
 use crate::snapshot::Snapshot;
-use crate::text::printable;
+use crate::text::{printable, printable_path};
 
 /// Width of the key column.
 const KEY_WIDTH: usize = 20;
@@ -353,8 +353,4 @@ fn still_hidden(
         }
     }
     Ok(())
-}
-
-fn printable_path(path: &std::path::Path) -> String {
-    printable(&path.display().to_string()).into_owned()
 }
