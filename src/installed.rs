@@ -518,13 +518,7 @@ impl LockReader<'_> {
     }
 
     fn line_of(&self, item: &Item) -> usize {
-        let span = match item {
-            Item::Value(value) => value.span(),
-            Item::Table(table) => table.span(),
-            Item::ArrayOfTables(array) => array.span(),
-            Item::None => None,
-        };
-        span.map_or(1, |span| self.line(span.start))
+        item.span().map_or(1, |span| self.line(span.start))
     }
 
     fn line(&self, offset: usize) -> usize {
