@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
@@ -366,9 +366,10 @@ fn hash<'a>(
     kept: &mut [Option<Sum>],
 ) -> Result<Vec<Summed>, FileError> {
     let mut out = Vec::with_capacity(entries.len());
+    let mut path = PathBuf::new();
     for (entry, kept) in entries.iter().zip(kept.iter_mut()) {
         if let Some((version, sum)) = kept
-            && fs::metadata(place.dir.join(&entry.path))
+            && fs::metadata(joined(&mut path, place.dir, Path::new(&entry.path)))
                 .is_ok_and(|meta| Stamp::of(&meta) == *version)
         {
             out.push(Summed {
@@ -436,14 +437,22 @@ pub fn read(target: Target, max: u64) -> Result<Content, FileError> {
 /// Whether every folder `checked` was made from (paths relative to
 /// `skill_dir`, or absolute) still has the version it had.
 fn unchanged(skill_dir: &Path, checked: &Checked) -> bool {
-    checked.dirs.iter().all(|(path, stamp)| {
-        let path = if path.as_os_str().is_empty() {
-            fs::metadata(skill_dir)
-        } else {
-            fs::metadata(skill_dir.join(path))
-        };
-        path.is_ok_and(|meta| Stamp::of(&meta) == *stamp)
+    let mut path = PathBuf::new();
+    checked.dirs.iter().all(|(rel, stamp)| {
+        fs::metadata(joined(&mut path, skill_dir, rel)).is_ok_and(|meta| Stamp::of(&meta) == *stamp)
     })
+}
+
+/// `base` joined with `rel` (unless `rel` is empty) in `buf`, reusing its
+/// allocation: a cached `skills/list` page makes a path for every file and
+/// folder it checks, and `Path::join` allocated twice for each.
+fn joined<'a>(buf: &'a mut PathBuf, base: &Path, rel: &Path) -> &'a Path {
+    buf.as_mut_os_string().clear();
+    buf.push(base);
+    if !rel.as_os_str().is_empty() {
+        buf.push(rel);
+    }
+    buf
 }
 
 /// The SHA-256 of an open regular file and the number of bytes hashed, read
