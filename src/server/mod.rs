@@ -9,6 +9,7 @@
 //! (behaviour.md §7).
 
 mod auto_update;
+mod dispatch;
 mod events;
 mod handler;
 pub mod http;
@@ -31,6 +32,7 @@ use crate::diagnostic::Severity;
 use crate::snapshot;
 
 use crate::render::Base;
+use dispatch::Dispatch;
 use handler::SkillServer;
 use registry::Registry;
 use rescan::Caller;
@@ -73,7 +75,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     registry.prepare_search();
 
     let caller = Arc::new(Caller::new(Arc::clone(&registry), Base::Path));
-    let server = SkillServer::new(Arc::clone(&registry), caller, &options);
+    let server = Dispatch(SkillServer::new(Arc::clone(&registry), caller, &options));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {

@@ -116,11 +116,12 @@ struct Tally {
 }
 
 /// The entry of `skill`, a skill whose name the extension accepts
-/// ([`View::listable`]). Valid by construction, so it is not checked again
-/// here (that cost a sixth of a cached page; rmcp checks every page anyway):
-/// every URI is made by [`uri::of`] under the skill's own, the listing's
-/// paths are distinct, and [`resources`] falls back to `"dynamic"` unless the
-/// skill's own file is listed exactly once.
+/// ([`View::listable`]). Valid by construction, so it is checked only in
+/// debug builds (here, and a whole page in [`super::dispatch`], which answers
+/// most pages without rmcp's check): every URI is made by [`uri::of`] under
+/// the skill's own, the listing's paths are distinct, and [`resources`]
+/// falls back to `"dynamic"` unless the skill's own file is listed exactly
+/// once.
 fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
     let parsed = &skill.parsed;
     let mut frontmatter = SkillFrontmatter::new(parsed.name.as_ref(), parsed.description.as_ref());

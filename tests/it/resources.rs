@@ -4,7 +4,7 @@
 //! binary with rmcp's client on 2025-11-25 and 2026-07-28 connections.
 
 use crate::common::{
-    FILES_ARGS as ARGS, Fixture, Server, assert_no_secret, blocks, files_fixture as fixture,
+    FILES_ARGS as ARGS, Fixture, Raw, Server, assert_no_secret, blocks, files_fixture as fixture,
     is_error, raw_exchange, sha256_digest, text,
 };
 use base64::Engine;
@@ -16,6 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use serde_json::json;
+use std::time::Duration;
 
 /// The JSON-RPC error code of a failed request.
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> i32 {
@@ -491,22 +492,85 @@ async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
         .collect();
     assert_eq!(resources, expected);
 
-    let mut cursor: Option<String> = None;
-    let mut skills = Vec::new();
-    loop {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let page = server.client.list_skills(Some(params)).await.unwrap();
-        assert_eq!(page.skills.len(), 100);
-        skills.extend(page.skills.into_iter().map(|s| s.uri));
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let pages = skill_pages(&server).await;
+    let skills: Vec<&str> = pages
+        .iter()
+        .flat_map(|page| page["skills"].as_array().unwrap())
+        .map(|skill| skill["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(pages.len(), 12);
     assert_eq!(skills, expected);
     let bad = PaginatedRequestParams::default().with_cursor(Some("1201".to_owned()));
     assert_eq!(code(server.client.list_skills(Some(bad)).await), -32602);
     server.stop().await;
+
+    // A 2026-07-28 request names its version in `_meta`, so rmcp's dispatch
+    // answers it and checks each page; a 2025-11-25 session's pages are
+    // answered without that check. The same pages either way.
+    let server = Server::start_2026(fixture.command(&args)).await;
+    assert_eq!(skill_pages(&server).await, pages);
+    server.stop().await;
+}
+
+/// Every `skills/list` page, as JSON, following the cursors.
+async fn skill_pages(server: &Server) -> Vec<serde_json::Value> {
+    let mut cursor: Option<String> = None;
+    let mut pages = Vec::new();
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = server.client.list_skills(Some(params)).await.unwrap();
+        cursor = page.next_cursor.clone();
+        pages.push(serde_json::to_value(page).unwrap());
+        if cursor.is_none() {
+            return pages;
+        }
+    }
+}
+
+/// A session opened by a request with its own metadata (the 2026-07-28
+/// lifecycle) requires it in every request, also after an `initialize`:
+/// `skills/list` is refused without it, as `resources/list` is (rmcp's
+/// dispatch refuses both).
+#[test]
+fn skills_list_in_a_session_opened_inline_needs_its_metadata() {
+    let fixture = fixture();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
+    });
+    let mut raw = Raw::spawn(&mut fixture.command(ARGS));
+    // One at a time: each answer before the next request.
+    let mut ask = |id: u64, method: &str, params: serde_json::Value| {
+        raw.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let answer = raw.next_message(Duration::from_secs(20)).unwrap();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    };
+    let tools = ask(0, "tools/list", json!({"_meta": meta}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    let initialized = ask(
+        1,
+        "initialize",
+        json!({
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}),
+    );
+    assert_eq!(
+        initialized["result"]["protocolVersion"], "2025-11-25",
+        "{initialized}"
+    );
+    let resources = ask(2, "resources/list", json!({}));
+    assert_eq!(resources["error"]["code"], -32602, "{resources}");
+    let skills = ask(3, "skills/list", json!({}));
+    assert_eq!(skills["error"], resources["error"]);
+    let skills = ask(4, "skills/list", json!({"_meta": meta}));
+    assert_eq!(
+        skills["result"]["skills"][0]["uri"], "skill://pdf/SKILL.md",
+        "{skills}"
+    );
+    raw.close_stdin();
+    assert!(raw.finish().success());
 }
 
 #[test]
