@@ -4,7 +4,9 @@
 //! scan reads only as much of each file as the frontmatter needs
 //! ([`read_frontmatter`]); the body is read when the skill is called.
 //!
-//! The YAML inside the frontmatter is parsed with `gray_matter`'s YAML engine.
+//! The YAML inside the frontmatter is parsed with `gray_matter`'s YAML engine,
+//! unless it is only `key: text` lines, which [`flat`] reads itself (most
+//! frontmatters; the engine was a third of start-up).
 //! When that fails, the common hand-written mistake (an unquoted `: ` inside a
 //! value) is repaired the way Claude Code does it and the parse retried; a skill
 //! loaded that way carries a warning.
@@ -19,6 +21,8 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{Code, Finding};
 use crate::disk::{self, ReadError};
+
+mod flat;
 
 /// The frontmatter of one SKILL.md, as the server needs it.
 ///
@@ -493,6 +497,14 @@ fn parse_yaml(
 ) -> Result<(Map<String, Value>, Option<Finding>), Finding> {
     if yaml.trim().is_empty() {
         return Ok((Map::new(), None));
+    }
+    if let Some(fields) = flat::mapping(yaml) {
+        debug_assert_eq!(
+            YAML::parse(yaml).ok().map(|pod| mapping(pod, yaml_line)),
+            Some(Ok(fields.clone())),
+            "{yaml:?}"
+        );
+        return Ok((fields, None));
     }
     let first_error = match YAML::parse(yaml) {
         Ok(pod) => return mapping(pod, yaml_line).map(|m| (m, None)),
