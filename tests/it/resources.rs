@@ -499,6 +499,9 @@ async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
         .map(|skill| skill["uri"].as_str().unwrap())
         .collect();
     assert_eq!(pages.len(), 12);
+    for page in &pages {
+        assert_eq!(page["skills"].as_array().unwrap().len(), 100);
+    }
     assert_eq!(skills, expected);
     let bad = PaginatedRequestParams::default().with_cursor(Some("1201".to_owned()));
     assert_eq!(code(server.client.list_skills(Some(bad)).await), -32602);
