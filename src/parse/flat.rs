@@ -63,9 +63,7 @@ fn is_unsafe(c: char) -> bool {
 /// A text in single quotes (`''` is a quote) or in double quotes without a
 /// backslash, the quotes ending the line.
 fn quoted(value: &str) -> Option<String> {
-    if value.len() >= 2
-        && let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"'))
-    {
+    if let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
         return (!inner.contains(['"', '\\']) && !inner.contains(is_unsafe))
             .then(|| inner.to_owned());
     }
