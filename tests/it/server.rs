@@ -160,6 +160,43 @@ async fn content_comes_back_byte_for_byte() {
     server.stop().await;
 }
 
+/// The server decodes a plain `tools/call` line itself (rmcp's decoding is
+/// slower) and leaves any other to rmcp: however the call is written, the
+/// answer is the same, and the same as rmcp's client gets.
+#[tokio::test]
+async fn a_call_is_answered_alike_however_its_line_is_written() {
+    let fixture = Fixture::new();
+    let server = fixture.serve(ARGS).await;
+    let expected = server.call("code-fences").await;
+    server.stop().await;
+
+    let mut raw = crate::common::Raw::start(fixture.command(ARGS));
+    let arguments = json!({"name": "code-fences"});
+    let lines = [
+        // As most clients write it.
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "skill", "arguments": arguments}}),
+        // Keys in another order, a string id, an escaped name.
+        r#"{"params":{"arguments":{"name":"code-\u0066ences"},"name":"skill"},"method":"tools/call","id":"two","jsonrpc":"2.0"}"#
+            .parse()
+            .unwrap(),
+        // With `_meta`: rmcp's decoding.
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "skill", "arguments": arguments, "_meta": {"progressToken": 3}}}),
+    ];
+    for line in lines {
+        raw.send_json(&line);
+        let answer = raw.next_message(Duration::from_secs(20)).unwrap();
+        assert_eq!(answer["id"], line["id"], "{answer}");
+        assert_eq!(
+            answer["result"],
+            serde_json::to_value(&expected).unwrap(),
+            "{line}"
+        );
+    }
+    assert_eq!(raw.finish().code(), Some(0));
+}
+
 #[tokio::test]
 async fn precedence_is_custom_then_nearer_project_then_user_and_shadowing_is_logged() {
     let fixture = Fixture::new();
