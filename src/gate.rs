@@ -406,9 +406,9 @@ pub enum Entry {
     File {
         len: u64,
     },
-    Folder {
-        stamp: Stamp,
-    },
+    /// A folder, by the folder's listing (with no `stat`: open it to know
+    /// more).
+    Folder,
     /// A symlink: open it with [`Gate::open_rel`] to follow it by the rules.
     Link,
     /// A FIFO, socket or device.
@@ -480,7 +480,7 @@ mod sys {
     use rustix::io::Errno;
 
     use super::{Entry, FileError, MAX_HOPS, Walk};
-    use crate::disk::{self, Stamp};
+    use crate::disk;
 
     /// A file opened to be read, or a folder to be listed: never blocking
     /// (a FIFO), never becoming a controlling terminal.
@@ -641,15 +641,15 @@ mod sys {
         for (name, kind) in named {
             let found = match kind {
                 FileType::Symlink => Entry::Link,
-                FileType::RegularFile | FileType::Directory | FileType::Unknown => {
+                // Its size and version are read when it is opened.
+                FileType::Directory => Entry::Folder,
+                FileType::RegularFile | FileType::Unknown => {
                     match rustix::fs::statat(fd, &*name, AtFlags::SYMLINK_NOFOLLOW) {
                         Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                             FileType::RegularFile => Entry::File {
                                 len: st.st_size as u64,
                             },
-                            FileType::Directory => Entry::Folder {
-                                stamp: Stamp::of_stat(&st),
-                            },
+                            FileType::Directory => Entry::Folder,
                             FileType::Symlink => Entry::Link,
                             _ => Entry::Other,
                         },
@@ -784,7 +784,6 @@ mod sys {
     };
 
     use super::{Entry, FileError, Walk, check_final};
-    use crate::disk::Stamp;
 
     /// Opens `path` by name (a folder needs backup semantics to be opened
     /// at all), shared for reading and writing but not deleting: while it is
@@ -852,9 +851,7 @@ mod sys {
             } else {
                 match entry.metadata() {
                     Ok(meta) if meta.is_file() => Entry::File { len: meta.len() },
-                    Ok(meta) if meta.is_dir() => Entry::Folder {
-                        stamp: Stamp::of(&meta),
-                    },
+                    Ok(meta) if meta.is_dir() => Entry::Folder,
                     Ok(_) => Entry::Other,
                     Err(_) => continue,
                 }
@@ -1135,7 +1132,7 @@ pub(crate) mod tests {
             .map(|(name, entry)| {
                 let kind = match entry {
                     Entry::File { len } => format!("file {len}"),
-                    Entry::Folder { .. } => "folder".to_owned(),
+                    Entry::Folder => "folder".to_owned(),
                     Entry::Link => "link".to_owned(),
                     Entry::Other => "other".to_owned(),
                 };

@@ -70,9 +70,9 @@ struct Frame {
     /// The folder, when it is open already (the first one); the others are
     /// opened when their turn comes, so that a wide tree holds few handles.
     folder: Option<Opened>,
-    /// The identities of the folders from the skill folder down to this one
-    /// (so one more than its depth): a symlink to any of them would be a
-    /// cycle.
+    /// The identities of the folders from the skill folder down to the one
+    /// above this one (so as many as its depth): this folder being any of
+    /// them would be a cycle.
     ancestors: Vec<FileId>,
 }
 
@@ -104,7 +104,7 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
         }
         match gate.open_rel(&prefix) {
             Ok(opened) if opened.kind() == Kind::Folder => {
-                ancestors.push(opened.stamp().id());
+                ancestors.extend(start.map(|above: Opened| above.stamp().id()));
                 start = Some(opened);
             }
             _ => return walked,
@@ -149,6 +149,15 @@ fn join(dir: &Path, rel: &str) -> PathBuf {
     }
 }
 
+/// A folder entry, followed if it is a symlink.
+enum Seen {
+    /// A regular file of this size.
+    File(u64),
+    /// A folder; its identity when a symlink led to it (a real folder's is
+    /// known once it is opened).
+    Folder(Option<FileId>),
+}
+
 /// Reads one folder: its files join the listing, its folders the queue.
 /// `Err` when a bound that ends the whole walk was reached.
 fn visit(
@@ -167,6 +176,20 @@ fn visit(
         // changed, will say so).
         _ => return Ok(()),
     };
+    // Checked here, when the folder is open, rather than when it was found:
+    // a folder entry is known to be one from the folder's listing alone,
+    // without a `stat` (only a symlink, or a mount, can lead back up).
+    let id = folder.stamp().id();
+    if cfg!(unix) && frame.ancestors.contains(&id) {
+        tracing::debug!(
+            "{}/{} leads back to a folder above it; not listed",
+            skill_dir.display(),
+            frame.rel
+        );
+        return Ok(());
+    }
+    let mut ancestors = frame.ancestors;
+    ancestors.push(id);
     // Checked even when it cannot be read: it may become readable.
     walked
         .dirs
@@ -189,9 +212,9 @@ fn visit(
         } else {
             format!("{}/{name}", frame.rel)
         };
-        let (file, folder_id) = match found {
-            Found::File { len } => (Some(len), None),
-            Found::Folder { stamp } => (None, Some(stamp.id())),
+        let seen = match found {
+            Found::File { len } => Seen::File(len),
+            Found::Folder => Seen::Folder(None),
             Found::Link => match gate.open_rel(&rel) {
                 Ok(target) if target.kind() == Kind::File => {
                     // The target may sit in a folder the walk does not read.
@@ -200,9 +223,9 @@ fn visit(
                     {
                         walked.dirs.push((join(skill_dir, above), folder.stamp()));
                     }
-                    (Some(target.len()), None)
+                    Seen::File(target.len())
                 }
-                Ok(target) => (None, Some(target.stamp().id())),
+                Ok(target) => Seen::Folder(Some(target.stamp().id())),
                 Err(refused) => {
                     tracing::debug!("{}/{rel}: {refused}; not listed", skill_dir.display());
                     continue;
@@ -210,37 +233,38 @@ fn visit(
             },
             Found::Other => continue,
         };
-        if let Some(len) = file {
-            if walked.listing.files.len() == spec::MAX_SKILL_FILES {
-                return Err(Limit::Files);
+        match seen {
+            Seen::File(len) => {
+                if walked.listing.files.len() == spec::MAX_SKILL_FILES {
+                    return Err(Limit::Files);
+                }
+                if *bytes + len > spec::MAX_SKILL_BYTES {
+                    return Err(Limit::Bytes);
+                }
+                *bytes += len;
+                walked.listing.files.push(Entry {
+                    path: rel,
+                    size: len,
+                });
             }
-            if *bytes + len > spec::MAX_SKILL_BYTES {
-                return Err(Limit::Bytes);
+            Seen::Folder(id) => {
+                if cfg!(unix) && id.is_some_and(|id| ancestors.contains(&id)) {
+                    tracing::debug!(
+                        "{}/{rel} leads back to a folder above it; not listed",
+                        skill_dir.display()
+                    );
+                    continue;
+                }
+                if ancestors.len() - 1 == MAX_DEPTH {
+                    walked.listing.truncated = Some(Limit::Depth);
+                    continue;
+                }
+                queue.push_back(Frame {
+                    rel,
+                    folder: None,
+                    ancestors: ancestors.clone(),
+                });
             }
-            *bytes += len;
-            walked.listing.files.push(Entry {
-                path: rel,
-                size: len,
-            });
-        } else if let Some(id) = folder_id {
-            if cfg!(unix) && frame.ancestors.contains(&id) {
-                tracing::debug!(
-                    "{}/{rel} leads back to a folder above it; not listed",
-                    skill_dir.display()
-                );
-                continue;
-            }
-            if frame.ancestors.len() - 1 == MAX_DEPTH {
-                walked.listing.truncated = Some(Limit::Depth);
-                continue;
-            }
-            let mut ancestors = frame.ancestors.clone();
-            ancestors.push(id);
-            queue.push_back(Frame {
-                rel,
-                folder: None,
-                ancestors,
-            });
         }
     }
     Ok(())
