@@ -316,7 +316,7 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 /// The skill's text as it is now, held to the scan's rules again: the file
 /// may have been swapped (for a symlink out of the project, say) since, and
 /// it is read through the gate.
-fn read(skill: &Skill, contents: &Contents) -> Result<Arc<str>, ReadError> {
+fn read(skill: &Skill, contents: &Contents) -> Result<Arc<String>, ReadError> {
     let text = contents.read(skill.place())?;
     if !parse::has_frontmatter(&text) {
         return Err(ReadError::NoFrontmatter);

@@ -34,7 +34,7 @@ pub struct Contents {
 
 #[derive(Default)]
 struct Cached {
-    texts: HashMap<PathBuf, (Stamp, Arc<str>)>,
+    texts: HashMap<PathBuf, (Stamp, Arc<String>)>,
     bytes: usize,
 }
 
@@ -48,7 +48,7 @@ impl Contents {
 
     /// The text of the skill's `SKILL.md` at `place`, exactly as
     /// [`read_text`] returns it.
-    pub fn read(&self, place: Place) -> Result<Arc<str>, ReadError> {
+    pub fn read(&self, place: Place) -> Result<Arc<String>, ReadError> {
         let path = &place.file();
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = || {
@@ -76,7 +76,8 @@ impl Contents {
         }
         let len = opened.len();
         let bytes = disk::read_all(&mut opened.into_file(), len, self.max_file_bytes)?;
-        let text: Arc<str> = disk::text(bytes)?.into();
+        // An `Arc<String>`, not an `Arc<str>`: that would copy the text once more.
+        let text = Arc::new(disk::text(bytes)?);
         let mut cached = lock();
         if cached.bytes + text.len() > CACHE_BYTES {
             *cached = Cached::default();

@@ -211,7 +211,16 @@ pub fn remote_base_directory(uri: &str) -> String {
 /// The answer to a successful call: the header, a blank line, then SKILL.md
 /// exactly as read. `base` is the `Base directory` line's value.
 pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
-    format!("{}\n{content}", header(skill, "", base))
+    with_text(header(skill, "", base), content)
+}
+
+/// `header`, a blank line, then `text`, grown once: a `SKILL.md` of many
+/// kilobytes appended bit by bit was reallocated (and copied) a dozen times.
+fn with_text(mut header: String, text: &str) -> String {
+    header.reserve_exact(1 + text.len());
+    header.push('\n');
+    header.push_str(text);
+    header
 }
 
 /// The header of every answer that loads something of `skill` (`file` is
@@ -452,7 +461,7 @@ pub fn human_size(bytes: u64) -> String {
 
 /// The answer for a text file: its own header, then the text exactly as read.
 pub fn loading_file(skill: &Skill, file: &str, text: &str, base: &str) -> String {
-    format!("{}\n{text}", header(skill, file, base))
+    with_text(header(skill, file, base), text)
 }
 
 /// The text block of an image (the image itself is another block).
