@@ -8,9 +8,12 @@
 //! the gate (`gate.rs`), which adds where they may be; a settings file through
 //! [`read_settings`]; anything else through [`open_regular`].
 
+use std::borrow::Borrow;
 use std::fs::{File, Metadata};
+use std::hash::{Hash, Hasher};
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::diagnostic::{Code, Finding};
 
@@ -438,6 +441,41 @@ pub fn line_of(bytes: &[u8], offset: usize) -> usize {
 /// one, the watcher ignores them, and no skill file below one is served.
 pub fn is_private(name: &[u8]) -> bool {
     name.starts_with(b".") || name.eq_ignore_ascii_case(b"node_modules")
+}
+
+/// A path as a hash key, hashed and compared as bytes (hashing a `Path`
+/// walks its components, a cost on every call that looks up a skill's kept
+/// files), and shared with the skill the snapshot serves from it. Looked up
+/// by the bytes of a path (`Borrow<[u8]>`), without making one.
+#[derive(Debug, Clone)]
+pub struct PathKey(pub Arc<Path>);
+
+impl PathKey {
+    /// The bytes a key is looked up by.
+    pub fn bytes_of(path: &Path) -> &[u8] {
+        path.as_os_str().as_encoded_bytes()
+    }
+}
+
+impl Hash for PathKey {
+    // The same as the hash of the bytes, as `Borrow<[u8]>` requires.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        PathKey::bytes_of(&self.0).hash(state);
+    }
+}
+
+impl PartialEq for PathKey {
+    fn eq(&self, other: &PathKey) -> bool {
+        PathKey::bytes_of(&self.0) == PathKey::bytes_of(&other.0)
+    }
+}
+
+impl Eq for PathKey {}
+
+impl Borrow<[u8]> for PathKey {
+    fn borrow(&self) -> &[u8] {
+        PathKey::bytes_of(&self.0)
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 
 use crate::digest;
-use crate::disk::{self, Stamp};
+use crate::disk::{self, PathKey, Stamp};
 use crate::gate::{FileError, Gate, Kind, Place, Target};
 use crate::listing::{self, Entry, Listing};
 use crate::mime::{self, Content};
@@ -77,7 +77,7 @@ pub const CACHED_ENTRIES_PER_SKILL: usize = 64;
 struct Listings {
     /// By skill folder: the whole skill's listing, and those of the folders
     /// asked for one by one (directory reads, calls with a folder).
-    by_skill: HashMap<Arc<Path>, Kept>,
+    by_skill: HashMap<PathKey, Kept>,
     /// The files and folders they hold.
     entries: usize,
     /// Past this many, the cache starts over.
@@ -177,7 +177,7 @@ impl Files {
         let gate = fenced(place)?;
         let cached = {
             let listings = self.lock_listings();
-            let kept = listings.by_skill.get(&**dir);
+            let kept = listings.by_skill.get(PathKey::bytes_of(dir));
             let checked = if folder.is_empty() {
                 kept.and_then(|kept| kept.whole.as_ref())
             } else {
@@ -220,7 +220,10 @@ impl Files {
             };
         }
         listings.entries += checked.entries();
-        let kept = listings.by_skill.entry(Arc::clone(dir)).or_default();
+        let kept = listings
+            .by_skill
+            .entry(PathKey(Arc::clone(dir)))
+            .or_default();
         let old = if folder.is_empty() {
             kept.whole.replace(Arc::clone(&checked))
         } else {
@@ -290,7 +293,7 @@ impl Files {
         let gate = fenced(place)?;
         let checked = {
             let listings = self.lock_listings();
-            let kept = listings.by_skill.get(&**dir);
+            let kept = listings.by_skill.get(PathKey::bytes_of(dir));
             kept.and_then(|kept| kept.whole.clone())
         };
         let fresh = || vec![None; listing.files.len()].into_boxed_slice();
@@ -318,7 +321,7 @@ impl Files {
     /// `skills` skills.
     pub fn keep_only(&self, skills: usize, serves: impl Fn(&Path) -> bool) {
         let mut listings = self.lock_listings();
-        listings.by_skill.retain(|dir, _| serves(dir));
+        listings.by_skill.retain(|dir, _| serves(&dir.0));
         listings.entries = listings
             .by_skill
             .values()

@@ -10,16 +10,14 @@
 //! Parsing goes through a [`Cache`] keyed by path and checked against the
 //! file's [`Stamp`], so that a rescan of an unchanged tree opens no skill file.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fs;
-use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
-use crate::disk::{self, FileId, ReadError, Stamp};
+use crate::disk::{self, FileId, PathKey, ReadError, Stamp};
 use crate::gate::{self, Fence, Place};
 use crate::parallel;
 use crate::parse::{self, ParseError, Parsed};
@@ -111,7 +109,7 @@ pub struct Dirs {
 /// the file's [`Stamp`] is unchanged.
 #[derive(Debug, Default)]
 pub struct Cache {
-    entries: HashMap<DirKey, Cached>,
+    entries: HashMap<PathKey, Cached>,
 }
 
 /// What the cache knows of one skill folder.
@@ -120,39 +118,6 @@ struct Cached {
     file_name: SkillFile,
     stamp: Stamp,
     outcome: Outcome,
-}
-
-/// A skill folder's path as a cache key: hashed and compared as bytes
-/// (hashing a `Path` walks its components), and shared with the skill the
-/// snapshot serves from it.
-#[derive(Debug, Clone)]
-struct DirKey(Arc<Path>);
-
-impl DirKey {
-    fn bytes(&self) -> &[u8] {
-        self.0.as_os_str().as_encoded_bytes()
-    }
-}
-
-impl Hash for DirKey {
-    // The same as the hash of the bytes, as `Borrow<[u8]>` requires.
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.bytes().hash(state);
-    }
-}
-
-impl PartialEq for DirKey {
-    fn eq(&self, other: &DirKey) -> bool {
-        self.bytes() == other.bytes()
-    }
-}
-
-impl Eq for DirKey {}
-
-impl Borrow<[u8]> for DirKey {
-    fn borrow(&self) -> &[u8] {
-        self.bytes()
-    }
 }
 
 impl Cache {
@@ -384,7 +349,7 @@ fn assemble(
             stamp: hit.stamp,
             outcome,
         };
-        next_cache.insert(DirKey(dir), cached);
+        next_cache.insert(PathKey(dir), cached);
     }
     cache.entries = next_cache;
 }
