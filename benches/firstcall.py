@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""First calls of skills, builds compared in alternating blocks (stdlib only).
+
+    cargo build --release --bin skillserve --example floor_server
+    python3 benches/firstcall.py [--size N] [--blocks B] [--per K] BIN [BIN ...]
+
+Starts every server given (a path to a skillserve build, or `floor` for
+`examples/floor_server.rs`) at once on the corpus of N skills (default 10,000;
+from benches/make_corpus.py, seed 1), waits until each has settled, then makes
+B blocks (default 20) of K (default 200) `tools/call` requests, each block of
+skills no call has named before, sent to every server in turn in a shuffled
+order. So every call is the first of its skill, as in `scale.py`'s call
+figure, and a noisy neighbour slows every server alike: `scale.py` runs its
+servers one after the other, and on a shared machine its call ratios move by
+tens of percent between runs, more than most changes to the call path.
+
+Per server: the median round trip and its ratio to the first server's, and
+the server's CPU per call (all its threads, from /proc/PID/task/*/schedstat),
+the median of the blocks'. The page cache is warmed first (every skill file
+read once), unless --cold.
+"""
+
+import argparse
+import glob
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e  # noqa: E402
+import freshness  # noqa: E402
+
+
+def cpu_ns(pid):
+    """On-CPU time of every thread of `pid`, in nanoseconds."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("servers", nargs="+", help="skillserve builds, or `floor`")
+    ap.add_argument("--size", type=int, default=10000)
+    ap.add_argument("--blocks", type=int, default=20)
+    ap.add_argument("--per", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cold", action="store_true", help="do not warm the page cache first")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    a = ap.parse_args(argv)
+
+    release = os.path.join(e2e.target_dir(), "release")
+    floor = os.path.join(release, "examples", "floor_server")
+    skills = e2e.corpus(a.size, os.path.join(e2e.target_dir(), "bench-corpus"), e2e.MAKE_CORPUS)
+    names = sorted(os.listdir(skills))
+    if a.blocks * a.per > len(names):
+        print(f"firstcall: {a.blocks} blocks of {a.per} need {a.blocks * a.per} skills; the corpus has {len(names)}",
+              file=sys.stderr)
+        return 2
+    rng = random.Random(a.seed)
+    rng.shuffle(names)
+    if not a.cold:
+        subprocess.run(["find", skills, "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, check=True)
+
+    homes, servers = [], []
+    try:
+        for binary in a.servers:
+            home = tempfile.TemporaryDirectory(prefix="skillserve-firstcall-")
+            homes.append(home)
+            if binary == "floor":
+                server = e2e.Server(None, None, home.name, a.timeout, argv=[floor, skills])
+                server.start()
+            else:
+                server = e2e.Server(os.path.abspath(binary), skills, home.name, a.timeout)
+                server.start()
+                freshness.settle(server)
+            servers.append(server)
+        trips = {i: [] for i in range(len(servers))}
+        cpu = {i: [] for i in range(len(servers))}
+        for block in range(a.blocks):
+            calls = names[block * a.per:(block + 1) * a.per]
+            order = list(range(len(servers)))
+            rng.shuffle(order)
+            for i in order:
+                server = servers[i]
+                before = cpu_ns(server.proc.pid)
+                for name in calls:
+                    started = time.perf_counter()
+                    result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
+                    trips[i].append((time.perf_counter() - started) * 1e6)
+                    if result.get("isError"):
+                        raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
+                cpu[i].append((cpu_ns(server.proc.pid) - before) / a.per / 1000)
+    finally:
+        for server in servers:
+            server.stop()
+        for home in homes:
+            home.cleanup()
+
+    print(f"{a.size:,} skills, {a.blocks} blocks of {a.per} first calls, load average {os.getloadavg()[0]:.2f}")
+    print()
+    print("| server | round trip p50 | ratio | CPU per call |")
+    print("|---|---:|---:|---:|")
+    first = statistics.median(trips[0])
+    for i, binary in enumerate(a.servers):
+        p50 = statistics.median(trips[i])
+        print(f"| {binary} | {p50:.0f} µs | {p50 / first:.2f}× | {statistics.median(cpu[i]):.1f} µs |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
