@@ -626,8 +626,28 @@ mod sys {
         }
     }
 
-    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
-        let mut dir = rustix::fs::Dir::new(folder)?;
+    /// The names in `folder` and their types as the listing says, `.` and
+    /// `..` left out. On Linux with `getdents64` into one buffer on the
+    /// stack: rustix's `Dir` allocates a buffer per folder and grows it.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn names(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
+        // Far more than the largest entry (a 255-byte name and 19 bytes).
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut dir = rustix::fs::RawDir::new(folder, &mut buf);
+        let mut named = Vec::new();
+        while let Some(entry) = dir.next() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                named.push((OsString::from_vec(name.to_vec()), entry.file_type()));
+            }
+        }
+        Ok(named)
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn names(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
+        let mut dir = rustix::fs::Dir::read_from(folder)?;
         let mut named = Vec::new();
         while let Some(entry) = dir.read() {
             let entry = entry?;
@@ -636,7 +656,12 @@ mod sys {
                 named.push((OsString::from_vec(name.to_vec()), entry.file_type()));
             }
         }
-        let fd = dir.fd()?;
+        Ok(named)
+    }
+
+    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
+        let named = names(&folder)?;
+        let fd = folder.as_fd();
         let mut out = Vec::with_capacity(named.len());
         for (name, kind) in named {
             let found = match kind {
