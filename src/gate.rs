@@ -626,42 +626,46 @@ mod sys {
         }
     }
 
-    /// The names in `folder` and their types as the listing says, `.` and
-    /// `..` left out. On Linux with `getdents64` into one buffer on the
-    /// stack: rustix's `Dir` allocates a buffer per folder and grows it.
+    /// The entries of `folder`, symlinks not followed. Its listing gives
+    /// each name's type; a file's size (or an unknown type) takes a `stat`.
+    /// On Linux the listing is read with `getdents64` into one buffer on the
+    /// stack (rustix's `Dir` allocates a buffer per folder and grows it).
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn names(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
+    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
         // Far more than the largest entry (a 255-byte name and 19 bytes).
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-        let mut dir = rustix::fs::RawDir::new(folder, &mut buf);
+        let mut dir = rustix::fs::RawDir::new(&folder, &mut buf);
         let mut named = Vec::new();
         while let Some(entry) = dir.next() {
             let entry = entry?;
-            let name = entry.file_name().to_bytes();
-            if name != b"." && name != b".." {
-                named.push((OsString::from_vec(name.to_vec()), entry.file_type()));
-            }
+            named.extend(listed(entry.file_name(), entry.file_type()));
         }
-        Ok(named)
+        entries_of(folder.as_fd(), named)
     }
 
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn names(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
-        let mut dir = rustix::fs::Dir::read_from(folder)?;
+    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
+        let mut dir = rustix::fs::Dir::new(folder)?;
         let mut named = Vec::new();
         while let Some(entry) = dir.read() {
             let entry = entry?;
-            let name = entry.file_name().to_bytes();
-            if name != b"." && name != b".." {
-                named.push((OsString::from_vec(name.to_vec()), entry.file_type()));
-            }
+            named.extend(listed(entry.file_name(), entry.file_type()));
         }
-        Ok(named)
+        entries_of(dir.fd()?, named)
     }
 
-    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
-        let named = names(&folder)?;
-        let fd = folder.as_fd();
+    /// A name a folder's listing gives, with its type, unless it is `.` or
+    /// `..`.
+    fn listed(name: &std::ffi::CStr, kind: FileType) -> Option<(OsString, FileType)> {
+        let name = name.to_bytes();
+        (name != b"." && name != b"..").then(|| (OsString::from_vec(name.to_vec()), kind))
+    }
+
+    /// The entries of the folder `fd`, from the names its listing gave.
+    fn entries_of(
+        fd: BorrowedFd,
+        named: Vec<(OsString, FileType)>,
+    ) -> io::Result<Vec<(OsString, Entry)>> {
         let mut out = Vec::with_capacity(named.len());
         for (name, kind) in named {
             let found = match kind {
