@@ -39,13 +39,15 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::disk::{self, FileId};
+use crate::disk;
 use crate::installed;
 use crate::memory;
 use crate::plugins;
 use crate::roots;
 use crate::scan;
-use crate::server::events::{self, Backlog, Change, ChangeKind, PlatformWatcher, WatchError};
+use crate::server::events::{
+    self, Backlog, Change, ChangeKind, PlatformWatcher, WatchError, WatchId,
+};
 use crate::server::registry::Registry;
 use crate::snapshot::{self, Snapshot};
 
@@ -323,13 +325,12 @@ async fn debounce(
 /// What is being watched. The paths are shared with the plan.
 #[derive(Debug, Default)]
 struct Watched {
-    /// Folders with a live watch, with the identity (device, inode) of what
-    /// they led to when watched. Several paths can lead to one folder (a
-    /// symlink); the kernel then has one watch for all of them.
-    ok: HashMap<Arc<Path>, FileId>,
+    /// Folders with a live watch, with the watch each got. Several paths can
+    /// lead to one folder (a symlink); they then share one watch.
+    ok: HashMap<Arc<Path>, WatchId>,
     /// Folders whose watch may be gone or point at the wrong folder (deleted,
     /// moved, a symlink re-pointed): unwatched, then watched again.
-    stale: HashSet<Arc<Path>>,
+    stale: HashMap<Arc<Path>, WatchId>,
     /// Folders that could not be watched (permissions, the inotify limit).
     /// Not retried, and not logged again, while they stay in the plan.
     failed: HashSet<Arc<Path>>,
@@ -352,8 +353,9 @@ impl Watched {
 impl Watched {
     /// A watched folder that was deleted or moved away lost its watch with
     /// it, and so did every other path to the same folder; a path renamed
-    /// over (a symlink re-pointed) may lead elsewhere now. Marks them all
-    /// stale, so that the next re-arm watches whatever is there now.
+    /// over (a symlink re-pointed) may lead elsewhere now. Marks the path
+    /// stale; the next re-arm marks every other path with the same watch too
+    /// ([`Watched::changes_for`]) and watches whatever is there now.
     fn forget_removed(&mut self, change: &Change) {
         if change.kind != ChangeKind::Removed {
             return;
@@ -362,23 +364,8 @@ impl Watched {
             self.failed.remove(path.as_path());
             self.blind.remove(path.as_path());
             if let Some((path, id)) = self.ok.remove_entry(path.as_path()) {
-                self.stale.insert(path);
-                self.forget_identity(id);
+                self.stale.insert(path, id);
             }
-        }
-    }
-
-    /// Marks every path to the folder `id` stale.
-    fn forget_identity(&mut self, id: FileId) {
-        let same: Vec<Arc<Path>> = self
-            .ok
-            .iter()
-            .filter(|(_, i)| **i == id)
-            .map(|(p, _)| Arc::clone(p))
-            .collect();
-        for path in same {
-            self.ok.remove(&path);
-            self.stale.insert(path);
         }
     }
 }
@@ -445,7 +432,7 @@ async fn rearm(
 
 /// The watches to drop and to add to follow a new plan.
 struct Changes {
-    unwatch: Vec<Arc<Path>>,
+    unwatch: Vec<(Arc<Path>, WatchId)>,
     add: Vec<Arc<Path>>,
 }
 
@@ -462,16 +449,31 @@ impl Watched {
         self.failed.retain(|dir| wanted.contains(&**dir));
         self.blind.retain(|dir| wanted.contains(&**dir));
         // Unwatching one path ends the watch of every path to the same folder.
-        let remove: Vec<Arc<Path>> = self
+        let remove: Vec<(Arc<Path>, WatchId)> = self
             .ok
-            .keys()
-            .filter(|dir| !wanted.contains(&***dir))
-            .cloned()
+            .iter()
+            .filter(|(dir, _)| !wanted.contains(&***dir))
+            .map(|(dir, id)| (Arc::clone(dir), *id))
             .collect();
-        for dir in &remove {
-            if let Some(id) = self.ok.remove(dir) {
-                self.forget_identity(id);
-            }
+        for (dir, _) in &remove {
+            self.ok.remove(dir);
+        }
+        // Every other path to a folder whose watch ends (or may lead
+        // elsewhere) is watched again too: one pass, however many went.
+        let ended: HashSet<WatchId> = remove
+            .iter()
+            .map(|(_, id)| *id)
+            .chain(self.stale.values().copied())
+            .collect();
+        if !ended.is_empty() {
+            let stale = &mut self.stale;
+            self.ok.retain(|dir, id| {
+                let keep = !ended.contains(id);
+                if !keep {
+                    stale.insert(Arc::clone(dir), *id);
+                }
+                keep
+            });
         }
         let unwatch = remove.into_iter().chain(self.stale.drain()).collect();
         let add = plan
@@ -502,8 +504,8 @@ impl Changes {
         let mut watcher = watcher
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for dir in &self.unwatch {
-            watcher.unwatch(dir);
+        for (dir, id) in &self.unwatch {
+            watcher.unwatch(dir, *id);
         }
         let Applied {
             added,
@@ -512,9 +514,9 @@ impl Changes {
         } = &mut applied;
         for dir in self.add {
             match watch_one(&mut watcher, &dir) {
-                Ok(id) => {
+                Ok((id, device)) => {
                     let misses = *devices
-                        .entry(id.device())
+                        .entry(device)
                         .or_insert_with(|| events::may_miss_changes(&dir));
                     if misses {
                         blind.push(Arc::clone(&dir));
@@ -542,17 +544,16 @@ impl Changes {
 /// What applying [`Changes`] did.
 #[derive(Default)]
 struct Applied {
-    /// Folders now watched, with what they lead to.
-    added: Vec<(Arc<Path>, FileId)>,
+    /// Folders now watched, with their watches.
+    added: Vec<(Arc<Path>, WatchId)>,
     /// Folders that could not be watched.
     failed: Vec<Arc<Path>>,
     /// Folders now watched whose changes may not all be reported.
     blind: Vec<Arc<Path>>,
 }
 
-/// Watches `dir`; returns what the path leads to now, to recognise aliases
-/// later.
-fn watch_one(watcher: &mut PlatformWatcher, dir: &Arc<Path>) -> Result<FileId, WatchError> {
+/// Watches `dir`; returns its watch and the device it is on.
+fn watch_one(watcher: &mut PlatformWatcher, dir: &Arc<Path>) -> Result<(WatchId, u64), WatchError> {
     let meta = std::fs::metadata(dir).map_err(|err| {
         if disk::is_gone(&err) {
             WatchError::Missing
@@ -560,20 +561,8 @@ fn watch_one(watcher: &mut PlatformWatcher, dir: &Arc<Path>) -> Result<FileId, W
             WatchError::Other(err.to_string())
         }
     })?;
-    watcher.watch(dir)?;
-    Ok(identity(&meta))
-}
-
-#[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> FileId {
-    FileId::of(meta)
-}
-
-// Without inodes, aliases cannot be told apart: each path gets an identity of
-// its own.
-#[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata) -> FileId {
-    FileId::unique()
+    let id = watcher.watch(dir, &meta)?;
+    Ok((id, disk::FileId::of(&meta).device()))
 }
 
 fn fallback(interval: Option<Duration>) -> String {
@@ -629,7 +618,7 @@ mod tests {
         let mut watched = Watched::default();
         watched
             .ok
-            .insert(Arc::from(Path::new("/root/docx")), FileId::default());
+            .insert(Arc::from(Path::new("/root/docx")), WatchId::default());
         let plan = plan();
         let matters = |path: &str| plan.is_relevant(&event(ChangeKind::Modified, path), &watched);
         assert!(matters("/root/docx/SKILL.md"));
@@ -637,6 +626,37 @@ mod tests {
         assert!(matters("/root/docx"));
         assert!(!matters("/root/docx/notes.md"));
         assert!(!matters("/elsewhere/SKILL.md"));
+    }
+
+    // Watches are numbers only on Linux (inotify's descriptors).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_path_to_a_folder_whose_watch_ends_is_watched_again() {
+        let path = |p: &str| -> Arc<Path> { Arc::from(Path::new(p)) };
+        let mut plan = Plan::default();
+        for dir in ["/root", "/root/alias", "/root/pdf", "/root/docx"] {
+            plan.entry(Path::new(dir)).any = true;
+        }
+        let mut watched = Watched::default();
+        // `/root/alias` and `/root/pdf` lead to one folder: one watch.
+        for (dir, id) in [
+            ("/root", 1),
+            ("/root/alias", 2),
+            ("/root/pdf", 2),
+            ("/root/docx", 3),
+        ] {
+            watched.ok.insert(path(dir), id);
+        }
+        watched.forget_removed(&event(ChangeKind::Removed, "/root/alias"));
+        let changes = watched.changes_for(&plan, &Snapshot::default());
+        let mut unwatch: Vec<_> = changes.unwatch.iter().map(|(dir, _)| dir.clone()).collect();
+        unwatch.sort();
+        assert_eq!(unwatch, [path("/root/alias"), path("/root/pdf")]);
+        let mut add = changes.add.clone();
+        add.sort();
+        assert_eq!(add, unwatch);
+        assert_eq!(watched.ok.len(), 2);
+        assert!(watched.stale.is_empty());
     }
 
     #[test]
