@@ -260,6 +260,14 @@ impl View {
         })
     }
 
+    /// Whether `self` and `other` are the one view (of one snapshot, for
+    /// one profile), cloned.
+    pub fn is(&self, other: &View) -> bool {
+        Arc::ptr_eq(&self.snapshot, &other.snapshot)
+            && Arc::ptr_eq(&self.shown, &other.shown)
+            && Arc::ptr_eq(&self.hidden_failed, &other.hidden_failed)
+    }
+
     /// Whether `self` and `other` list the same names and descriptions in
     /// the same order (what the prompts and resources lists show).
     pub fn same_listing(&self, other: &View) -> bool {

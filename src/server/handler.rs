@@ -100,8 +100,28 @@ pub struct SkillServer {
     /// The changes since the handler was made (before the client's
     /// `initialized` arrives, so none is missed), for its list-changed task.
     changes: std::sync::Mutex<Option<Changes>>,
+    /// The `skills/list` page after the last one answered, made while the
+    /// client reads that one.
+    ahead: std::sync::Mutex<Option<Ahead>>,
     _end_on_drop: DropGuard,
 }
+
+/// A `skills/list` page made ahead, on stdio: a client that walks the list
+/// asks for the page after the one it has, and it reads each page (72 MB of
+/// JSON in all at 100,000 skills) while the server would wait. It is served to a request
+/// for its cursor in the same view within [`AHEAD_FOR`] of when it was
+/// started, else made again.
+struct Ahead {
+    view: View,
+    cursor: String,
+    started: std::time::Instant,
+    page: tokio::task::JoinHandle<Result<ListSkillsResult, ErrorData>>,
+}
+
+/// How long a page made ahead is served: its listings and digests are as
+/// they were when it was made, at most this long before the request (the
+/// page itself tells clients they may keep it for [`skills::TTL_MS`]).
+const AHEAD_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The `_meta` key of a 2026-07-28 request's client info.
 const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
@@ -171,6 +191,7 @@ impl SkillServer {
         let ended = CancellationToken::new();
         SkillServer {
             changes: std::sync::Mutex::new(Some(registry.changes())),
+            ahead: std::sync::Mutex::default(),
             caller,
             registry,
             remote: options.http.is_some(),
@@ -207,6 +228,26 @@ impl SkillServer {
     fn resources_offered<M: ConstString>(&self, surfaces: Surfaces) -> Result<(), ErrorData> {
         let flag = self.registry.settings().rules.resources_flag;
         offered::<M>(surfaces.resources, flag, "--no-resources", "resources")
+    }
+
+    /// Starts making the `skills/list` page at `cursor` in `view`, for the
+    /// request a client walking the list sends next ([`Ahead`]).
+    fn make_ahead(&self, view: View, cursor: String) {
+        let registry = Arc::clone(&self.registry);
+        let (of, at) = (view.clone(), cursor.clone());
+        let page = tokio::task::spawn_blocking(move || {
+            let request = PaginatedRequestParams::default().with_cursor(Some(at));
+            skills::list(&of, registry.files(), Some(&request))
+        });
+        *self
+            .ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ahead {
+            view,
+            cursor,
+            started: std::time::Instant::now(),
+            page,
+        });
     }
 
     /// Runs `work` on the client's view on a blocking thread: listings and
@@ -580,10 +621,38 @@ impl ServerHandler for SkillServer {
     ) -> Result<ListSkillsResult, ErrorData> {
         let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
         self.resources_offered::<rmcp::model::ListSkillsRequestMethod>(surfaces)?;
-        self.blocking(view, move |view, files| {
-            skills::list(view, files, request.as_ref())
-        })
-        .await
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let ahead = self
+            .ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .filter(|ahead| {
+                Some(ahead.cursor.as_str()) == cursor
+                    && ahead.view.is(&view)
+                    && ahead.started.elapsed() < AHEAD_FOR
+            });
+        let page = match ahead {
+            Some(ahead) => {
+                tracing::debug!("a skills/list page made ahead is served");
+                ahead.page.await.map_err(|err| {
+                    ErrorData::internal_error(format!("the request failed: {err}"), None)
+                })?
+            }
+            None => {
+                let view = view.clone();
+                self.blocking(view, move |view, files| {
+                    skills::list(view, files, request.as_ref())
+                })
+                .await
+            }
+        }?;
+        // Over HTTP a 2026-07-28 request is stateless, with a handler of its
+        // own that would never be asked for the next page.
+        if let Some(next) = page.next_cursor.as_ref().filter(|_| !self.remote) {
+            self.make_ahead(view, next.clone());
+        }
+        Ok(page)
     }
 
     async fn get_skill(

@@ -515,6 +515,78 @@ async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
     server.stop().await;
 }
 
+/// On stdio, the page after the one a client asked for is made while it
+/// reads that one: a walk gets the same entries `skills/get` gives, and the
+/// pages after the first are served from the ones made ahead. A page made
+/// ahead is not served once it is a second old: a file changed meanwhile
+/// shows with its new digest.
+#[tokio::test]
+async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    for i in 0..250 {
+        let name = format!("skill-{i:03}");
+        fixture.write(
+            &format!("many/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Skill number {i}.\n---\n"),
+        );
+        fixture.write(&format!("many/{name}/references/a.md"), &format!("{i}\n"));
+    }
+    let mut command = fixture.command(&[
+        "--skills-dir",
+        "many",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+    ]);
+    command.env("SKILLSERVE_LOG", "warn,skillserve::server::handler=debug");
+    let server = Server::start(command).await;
+
+    let pages = skill_pages(&server).await;
+    assert_eq!(pages.len(), 3);
+    server
+        .stderr()
+        .wait_for("a skills/list page made ahead is served", 2)
+        .await;
+    for entry in pages
+        .iter()
+        .flat_map(|page| page["skills"].as_array().unwrap())
+    {
+        let uri = entry["uri"].as_str().unwrap();
+        let got = server
+            .client
+            .get_skill(GetSkillRequestParams::new(uri))
+            .await
+            .unwrap();
+        assert_eq!(serde_json::to_value(&got.skill).unwrap(), *entry, "{uri}");
+    }
+
+    // The second page is made ahead as the first is answered; a file of
+    // it changes, and the page is asked for after more than a second.
+    let first = server.client.list_skills(None).await.unwrap();
+    let changed = "many/skill-150/references/a.md";
+    fixture.write(changed, "changed\n");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let params = PaginatedRequestParams::default().with_cursor(first.next_cursor);
+    let second =
+        serde_json::to_value(server.client.list_skills(Some(params)).await.unwrap()).unwrap();
+    let skill = second["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["uri"] == "skill://skill-150/SKILL.md")
+        .expect("skill-150 is on the second page");
+    let file = skill["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["uri"] == "skill://skill-150/references/a.md")
+        .unwrap();
+    assert_eq!(file["digest"], sha256_digest(b"changed\n"));
+    server.stop().await;
+}
+
 /// Every `skills/list` page, as JSON, following the cursors.
 async fn skill_pages(server: &Server) -> Vec<serde_json::Value> {
     let mut cursor: Option<String> = None;
