@@ -24,7 +24,7 @@ use crate::snapshot::Snapshot;
 
 pub use decide::{Decision, Verdict};
 pub use filter::Rule;
-pub use view::View;
+pub use view::{View, ViewId};
 
 use decide::Rules as ClientRules;
 use filter::Filter;

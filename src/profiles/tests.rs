@@ -269,3 +269,23 @@ fn a_reused_view_is_the_view_computed_again() {
     assert_eq!(again.description(), first.description());
     assert_eq!(first.visible(), again.visible());
 }
+
+#[test]
+fn a_view_id_knows_its_view_without_keeping_it_alive() {
+    let setup = Setup::new("", |home, _| {
+        write(&home.join(".claude/skills"), "pdf", "user pdf");
+    });
+    let view = setup.view(None);
+    let id = view.id();
+    assert!(id.is(&view.clone()));
+    // Another snapshot of the same skills is another view.
+    let other = Setup::new("", |home, _| {
+        write(&home.join(".claude/skills"), "pdf", "user pdf");
+    });
+    assert!(!id.is(&other.view(None)));
+    // The id holds no snapshot: dropping the views and the setup frees it.
+    let snapshot = Arc::downgrade(&setup.snapshot);
+    drop((view, setup));
+    assert!(snapshot.upgrade().is_none());
+    drop(id);
+}

@@ -12,7 +12,7 @@
 //! bit.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::render;
 use crate::scan::Failed;
@@ -30,6 +30,29 @@ pub struct View {
     /// hidden from the client (a call naming one finds nothing); the
     /// failures are the snapshot's own, so this is not shared.
     hidden_failed: Arc<HashSet<String>>,
+}
+
+/// Which [`View`] a view is (of one snapshot, for one profile), without
+/// keeping its snapshot alive: a snapshot of 100,000 skills is tens of MB.
+/// The allocations it points to stay, so no later view can take their
+/// place and pass for it.
+#[derive(Debug, Clone)]
+pub struct ViewId {
+    snapshot: Weak<Snapshot>,
+    shown: Weak<Shown>,
+    hidden_failed: Weak<HashSet<String>>,
+}
+
+impl ViewId {
+    /// Whether `view` is (a clone of) the view this identifies.
+    pub fn is(&self, view: &View) -> bool {
+        std::ptr::eq(self.snapshot.as_ptr(), Arc::as_ptr(&view.snapshot))
+            && std::ptr::eq(self.shown.as_ptr(), Arc::as_ptr(&view.shown))
+            && std::ptr::eq(
+                self.hidden_failed.as_ptr(),
+                Arc::as_ptr(&view.hidden_failed),
+            )
+    }
 }
 
 /// What a view shows; shared by the views of consecutive snapshots of the
@@ -260,12 +283,13 @@ impl View {
         })
     }
 
-    /// Whether `self` and `other` are the one view (of one snapshot, for
-    /// one profile), cloned.
-    pub fn is(&self, other: &View) -> bool {
-        Arc::ptr_eq(&self.snapshot, &other.snapshot)
-            && Arc::ptr_eq(&self.shown, &other.shown)
-            && Arc::ptr_eq(&self.hidden_failed, &other.hidden_failed)
+    /// Which view this is, without keeping its snapshot alive.
+    pub fn id(&self) -> ViewId {
+        ViewId {
+            snapshot: Arc::downgrade(&self.snapshot),
+            shown: Arc::downgrade(&self.shown),
+            hidden_failed: Arc::downgrade(&self.hidden_failed),
+        }
     }
 
     /// Whether `self` and `other` list the same names and descriptions in

@@ -32,7 +32,7 @@ use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 
 use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
-use crate::profiles::{Surfaces, View};
+use crate::profiles::{Surfaces, View, ViewId};
 use crate::render;
 use crate::server::registry::{Changes, Registry};
 use crate::server::rescan::Caller;
@@ -112,7 +112,7 @@ pub struct SkillServer {
 /// for its cursor in the same view within [`AHEAD_FOR`] of when it was
 /// started, else made again.
 struct Ahead {
-    view: View,
+    view: ViewId,
     cursor: String,
     started: std::time::Instant,
     page: tokio::task::JoinHandle<Result<ListSkillsResult, ErrorData>>,
@@ -234,16 +234,19 @@ impl SkillServer {
     /// request a client walking the list sends next ([`Ahead`]).
     fn make_ahead(&self, view: View, cursor: String) {
         let registry = Arc::clone(&self.registry);
-        let (of, at) = (view.clone(), cursor.clone());
+        // Only the view's identity is kept with the page: a page made ahead
+        // and never asked for must not keep a replaced snapshot alive.
+        let id = view.id();
+        let at = cursor.clone();
         let page = tokio::task::spawn_blocking(move || {
             let request = PaginatedRequestParams::default().with_cursor(Some(at));
-            skills::list(&of, registry.files(), Some(&request))
+            skills::list(&view, registry.files(), Some(&request))
         });
         *self
             .ahead
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Ahead {
-            view,
+            view: id,
             cursor,
             started: std::time::Instant::now(),
             page,
