@@ -60,10 +60,10 @@ pub struct Backlog {
     taken: AtomicU64,
     /// The event thread is reading or sending events.
     busy: AtomicBool,
-    /// A second descriptor of the inotify instance, to ask the kernel how
-    /// many bytes of events wait to be read.
+    /// The inotify instance, to ask the kernel how many bytes of events
+    /// wait to be read.
     #[cfg(target_os = "linux")]
-    queue: Option<std::os::fd::OwnedFd>,
+    queue: Option<Arc<std::os::fd::OwnedFd>>,
 }
 
 impl Backlog {
@@ -86,7 +86,7 @@ impl Backlog {
         }
         #[cfg(target_os = "linux")]
         if let Some(queue) = &self.queue {
-            return rustix::io::ioctl_fionread(queue).is_ok_and(|bytes| bytes == 0);
+            return rustix::io::ioctl_fionread(&**queue).is_ok_and(|bytes| bytes == 0);
         }
         true
     }
@@ -237,7 +237,7 @@ mod inotify_backend {
             let inotify = Arc::new(inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?);
             let paths = Arc::new(Mutex::new(Paths::default()));
             let backlog = Arc::new(Backlog {
-                queue: rustix::io::dup(&*inotify).ok(),
+                queue: Some(Arc::clone(&inotify)),
                 ..Backlog::default()
             });
             let shared = (

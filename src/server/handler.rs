@@ -261,10 +261,17 @@ impl SkillServer {
         work: impl FnOnce(&View, &crate::files::Files) -> Result<T, ErrorData> + Send + 'static,
     ) -> Result<T, ErrorData> {
         let registry = Arc::clone(&self.registry);
-        tokio::task::spawn_blocking(move || work(&view, registry.files()))
-            .await
-            .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
+        joined(tokio::task::spawn_blocking(move || {
+            work(&view, registry.files())
+        }))
+        .await
     }
+}
+
+/// What the blocking task `task` answered; an internal error if it panicked.
+async fn joined<T>(task: tokio::task::JoinHandle<Result<T, ErrorData>>) -> Result<T, ErrorData> {
+    task.await
+        .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
 }
 
 /// The server's description with `capabilities`, and the instructions
@@ -638,9 +645,7 @@ impl ServerHandler for SkillServer {
         let page = match ahead {
             Some(ahead) => {
                 tracing::debug!("a skills/list page made ahead is served");
-                ahead.page.await.map_err(|err| {
-                    ErrorData::internal_error(format!("the request failed: {err}"), None)
-                })?
+                joined(ahead.page).await
             }
             None => {
                 let view = view.clone();

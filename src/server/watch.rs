@@ -448,7 +448,6 @@ impl Watched {
             .collect();
         self.failed.retain(|dir| wanted.contains(&**dir));
         self.blind.retain(|dir| wanted.contains(&**dir));
-        // Unwatching one path ends the watch of every path to the same folder.
         let remove: Vec<(Arc<Path>, WatchId)> = self
             .ok
             .iter()
@@ -459,7 +458,9 @@ impl Watched {
             self.ok.remove(dir);
         }
         // Every other path to a folder whose watch ends (or may lead
-        // elsewhere) is watched again too: one pass, however many went.
+        // elsewhere) is watched again too, since with `notify` unwatching one
+        // path ends the watch of every path to the folder: one pass, however
+        // many went.
         let ended: HashSet<WatchId> = remove
             .iter()
             .map(|(_, id)| *id)
