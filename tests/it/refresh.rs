@@ -28,16 +28,15 @@ const WATCH_DEBUG: &str = "info,skillserve::server::watch=debug";
 
 /// [`serve`] without the interval, with the watcher's updates logged.
 async fn serve_debug_watch(fixture: &Fixture) -> Server {
-    let mut command = fixture.command(&[
+    let args = [
         "--skills-dir",
         "skills",
         "--no-project",
         "--no-plugins",
         "--refresh-interval",
         "0",
-    ]);
-    command.env("SKILLSERVE_LOG", WATCH_DEBUG);
-    Server::start(command).await
+    ];
+    fixture.serve_logged(&args, WATCH_DEBUG).await
 }
 
 async fn serve(fixture: &Fixture, extra: &[&str]) -> Server {

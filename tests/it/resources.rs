@@ -522,26 +522,8 @@ async fn twelve_hundred_skills_come_in_pages_of_a_hundred() {
 /// shows with its new digest.
 #[tokio::test]
 async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
-    let fixture = Fixture::empty();
-    std::fs::create_dir(fixture.path("home")).unwrap();
-    for i in 0..250 {
-        let name = format!("skill-{i:03}");
-        fixture.write(
-            &format!("many/{name}/SKILL.md"),
-            &format!("---\nname: {name}\ndescription: Skill number {i}.\n---\n"),
-        );
-        fixture.write(&format!("many/{name}/references/a.md"), &format!("{i}\n"));
-    }
-    let mut command = fixture.command(&[
-        "--skills-dir",
-        "many",
-        "--no-user",
-        "--no-project",
-        "--no-plugins",
-        "--no-watch",
-    ]);
-    command.env("SKILLSERVE_LOG", "warn,skillserve::server::handler=debug");
-    let server = Server::start(command).await;
+    let fixture = catalog(250, 1);
+    let server = serve_catalog(&fixture, "warn,skillserve::server::handler=debug").await;
 
     let pages = skill_pages(&server).await;
     assert_eq!(pages.len(), 3);
@@ -565,7 +547,7 @@ async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
     // The second page is made ahead as the first is answered; a file of
     // it changes, and the page is asked for after more than a second.
     let first = server.client.list_skills(None).await.unwrap();
-    let changed = "many/skill-150/references/a.md";
+    let changed = "many/skill-0150/references/r00.md";
     fixture.write(changed, "changed\n");
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let params = PaginatedRequestParams::default().with_cursor(first.next_cursor);
@@ -575,16 +557,50 @@ async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|entry| entry["uri"] == "skill://skill-150/SKILL.md")
-        .expect("skill-150 is on the second page");
+        .find(|entry| entry["uri"] == "skill://skill-0150/SKILL.md")
+        .expect("skill-0150 is on the second page");
     let file = skill["resources"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|file| file["uri"] == "skill://skill-150/references/a.md")
+        .find(|file| file["uri"] == "skill://skill-0150/references/r00.md")
         .unwrap();
     assert_eq!(file["digest"], sha256_digest(b"changed\n"));
     server.stop().await;
+}
+
+/// A catalog of `skills` skills (`skill-0000`, ...) in the folder `many`,
+/// each with `files` reference files besides its `SKILL.md`.
+fn catalog(skills: usize, files: usize) -> Fixture {
+    let fixture = Fixture::empty();
+    std::fs::create_dir(fixture.path("home")).unwrap();
+    for i in 0..skills {
+        let name = format!("skill-{i:04}");
+        fixture.write(
+            &format!("many/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Skill number {i}.\n---\n"),
+        );
+        for j in 0..files {
+            fixture.write(
+                &format!("many/{name}/references/r{j:02}.md"),
+                &format!("{i} {j}\n"),
+            );
+        }
+    }
+    fixture
+}
+
+/// The server of [`catalog`]'s skills alone, unwatched, logging as `log` says.
+async fn serve_catalog(fixture: &Fixture, log: &str) -> Server {
+    let args = [
+        "--skills-dir",
+        "many",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "--no-watch",
+    ];
+    fixture.serve_logged(&args, log).await
 }
 
 /// Every `skills/list` page, as JSON, following the cursors.
@@ -696,31 +712,8 @@ fn no_resources_switches_resources_and_the_skills_extension_off() {
 /// each page.
 #[tokio::test]
 async fn a_second_skills_list_walk_hashes_nothing_however_many_files() {
-    let fixture = Fixture::empty();
-    std::fs::create_dir(fixture.path("home")).unwrap();
-    for i in 0..1100 {
-        let name = format!("skill-{i:04}");
-        fixture.write(
-            &format!("many/{name}/SKILL.md"),
-            &format!("---\nname: {name}\ndescription: Skill number {i}.\n---\n"),
-        );
-        for j in 0..15 {
-            fixture.write(
-                &format!("many/{name}/references/r{j:02}.md"),
-                &format!("{i} {j}\n"),
-            );
-        }
-    }
-    let mut command = fixture.command(&[
-        "--skills-dir",
-        "many",
-        "--no-user",
-        "--no-project",
-        "--no-plugins",
-        "--no-watch",
-    ]);
-    command.env("SKILLSERVE_LOG", "info,skillserve::server::skills=debug");
-    let server = Server::start(command).await;
+    let fixture = catalog(1100, 15);
+    let server = serve_catalog(&fixture, "info,skillserve::server::skills=debug").await;
     let tally = |log: &str| -> (usize, usize) {
         log.lines()
             .filter_map(|line| line.split("skills/list: ").nth(1))

@@ -125,6 +125,14 @@ impl Fixture {
         Server::start(self.command(args)).await
     }
 
+    /// [`Fixture::serve`] with the log filter `log` (`SKILLSERVE_LOG`), for
+    /// tests that wait for a log line.
+    pub async fn serve_logged(&self, args: &[&str], log: &str) -> Server {
+        let mut command = self.command(args);
+        command.env("SKILLSERVE_LOG", log);
+        Server::start(command).await
+    }
+
     /// Replaces the fixture's absolute path with `<T>` so that output can be
     /// compared as exact text.
     pub fn anonymize(&self, text: &str) -> String {
