@@ -521,6 +521,7 @@ fn snapshot_100k() -> &'static View {
                         parsed.name = name.into();
                         parsed
                     }),
+                    lone: None,
                 }
             })
         });

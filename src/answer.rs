@@ -127,10 +127,15 @@ pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base:
     let answer = match read(skill, contents) {
         Ok(content) => Answer::Skill {
             text: render::loading(skill, &content, &base_directory(skill, base)),
-            files: files
-                .listing(skill.place(), &skill.dir)
-                .ok()
-                .and_then(|listing| render::files_block(skill, &listing)),
+            // A folder that holds only `SKILL.md` has no files block.
+            files: if skill.lone.is_some_and(|lone| lone.holds(&skill.dir)) {
+                None
+            } else {
+                files
+                    .listing(skill.place(), &skill.dir)
+                    .ok()
+                    .and_then(|listing| render::files_block(skill, &listing))
+            },
         },
         // The folder may be gone too, or be a file now.
         Err(error) if error.is_gone() => return vanished(skill),

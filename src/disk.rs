@@ -89,7 +89,7 @@ impl FileId {
 ///
 /// Laid out in 48 bytes (seconds and nanoseconds apart): the scan's cache
 /// holds one per skill.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stamp {
     len: u64,
     /// Modification time: seconds since the epoch (negative before 1970),

@@ -45,6 +45,7 @@ use std::ffi::OsString;
 use std::fs::{File, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::disk::{self, ReadError, Stamp};
 
@@ -347,6 +348,9 @@ fn in_project(fence: &Fence, path: &Path, folder: bool) -> Result<File, FileErro
 pub struct Gate<'a> {
     place: Place<'a>,
     dir: File,
+    /// Whether [`Gate::root`] handed out `dir` to be listed: a handle's
+    /// listing is read once (its position then stays at the end).
+    listed: AtomicBool,
 }
 
 impl<'a> Gate<'a> {
@@ -358,7 +362,27 @@ impl<'a> Gate<'a> {
             None => sys::open_path(place.dir, true)?,
             Some(fence) => in_project(fence, place.dir, true)?,
         };
-        Ok(Gate { place, dir })
+        Ok(Gate {
+            place,
+            dir,
+            listed: AtomicBool::new(false),
+        })
+    }
+
+    /// The skill folder itself, to list through the gate's own handle: the
+    /// walk of a whole skill (every first call's files block) then opens
+    /// the folder once, not a second time as `.`. `None` once it was handed
+    /// out, or when its metadata cannot be read: open `""` with
+    /// [`Gate::open_rel`] then.
+    pub fn root(&self) -> Option<Root<'_>> {
+        if self.listed.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        let meta = self.dir.metadata().ok()?;
+        Some(Root {
+            dir: &self.dir,
+            meta,
+        })
     }
 
     /// Where the skill is.
@@ -396,7 +420,30 @@ impl<'a> Gate<'a> {
     /// The entries of `folder` (an open folder of a skill), each as it is
     /// now, symlinks not followed.
     pub fn entries(folder: Opened) -> io::Result<Vec<(OsString, Entry)>> {
-        sys::entries(folder.file)
+        sys::entries(&folder.file)
+    }
+}
+
+/// The skill folder, through its gate's own handle (see [`Gate::root`]).
+pub struct Root<'g> {
+    dir: &'g File,
+    meta: Metadata,
+}
+
+impl Root<'_> {
+    /// Its version when the gate opened it.
+    pub fn stamp(&self) -> Stamp {
+        Stamp::of(&self.meta)
+    }
+
+    /// Its entries, as [`Gate::entries`] gives them.
+    pub fn entries(self) -> io::Result<Vec<(OsString, Entry)>> {
+        sys::entries(self.dir)
+    }
+
+    /// The names of its entries alone (no `stat`).
+    pub fn names(self) -> io::Result<Vec<OsString>> {
+        sys::names(self.dir)
     }
 }
 
@@ -628,30 +675,42 @@ mod sys {
 
     /// The entries of `folder`, symlinks not followed. Its listing gives
     /// each name's type; a file's size (or an unknown type) takes a `stat`.
-    /// On Linux the listing is read with `getdents64` into one buffer on the
-    /// stack (rustix's `Dir` allocates a buffer per folder and grows it).
+    pub(super) fn entries(folder: &File) -> io::Result<Vec<(OsString, Entry)>> {
+        entries_of(folder.as_fd(), named(folder)?)
+    }
+
+    /// The names in `folder`, `.` and `..` aside.
+    pub(super) fn names(folder: &File) -> io::Result<Vec<OsString>> {
+        Ok(named(folder)?.into_iter().map(|(name, _)| name).collect())
+    }
+
+    /// The names in `folder` with the type its listing gives each. On Linux
+    /// the listing is read with `getdents64` into one buffer on the stack
+    /// (rustix's `Dir` allocates a buffer per folder and grows it).
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
+    fn named(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
         // Far more than the largest entry (a 255-byte name and 19 bytes).
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-        let mut dir = rustix::fs::RawDir::new(&folder, &mut buf);
+        let mut dir = rustix::fs::RawDir::new(folder, &mut buf);
         let mut named = Vec::new();
         while let Some(entry) = dir.next() {
             let entry = entry?;
             named.extend(listed(entry.file_name(), entry.file_type()));
         }
-        entries_of(folder.as_fd(), named)
+        Ok(named)
     }
 
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
-        let mut dir = rustix::fs::Dir::new(folder)?;
+    fn named(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
+        // A listing of its own (`Dir` opens the folder again as `.`), from
+        // the start whatever was read of `folder` before.
+        let mut dir = rustix::fs::Dir::read_from(folder)?;
         let mut named = Vec::new();
         while let Some(entry) = dir.read() {
             let entry = entry?;
             named.extend(listed(entry.file_name(), entry.file_type()));
         }
-        entries_of(dir.fd()?, named)
+        Ok(named)
     }
 
     /// A name a folder's listing gives, with its type, unless it is `.` or
@@ -868,11 +927,17 @@ mod sys {
         Ok((file, Some(real)))
     }
 
-    pub(super) fn entries(folder: File) -> io::Result<Vec<(OsString, Entry)>> {
+    pub(super) fn names(folder: &File) -> io::Result<Vec<OsString>> {
+        std::fs::read_dir(final_path(folder)?)?
+            .map(|entry| Ok(entry?.file_name()))
+            .collect()
+    }
+
+    pub(super) fn entries(folder: &File) -> io::Result<Vec<(OsString, Entry)>> {
         // The folder is open without delete sharing: its final path names
         // it for as long as this reads.
         let mut out = Vec::new();
-        for entry in std::fs::read_dir(final_path(&folder)?)? {
+        for entry in std::fs::read_dir(final_path(folder)?)? {
             let entry = entry?;
             let kind = entry.file_type()?;
             let found = if kind.is_symlink() {

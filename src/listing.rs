@@ -7,10 +7,12 @@
 //! nothing hidden), so a listing names nothing a call would refuse.
 
 use std::collections::VecDeque;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 use crate::disk::{self, FileId, Stamp};
-use crate::gate::{Entry as Found, Gate, Kind, Opened};
+use crate::gate::{Entry as Found, Gate, Kind, Opened, Place};
 use crate::spec;
 
 /// Folders deeper than this below the skill folder are not listed.
@@ -29,6 +31,55 @@ pub struct Entry {
     pub path: String,
     /// When it was listed (see `Files::listing`).
     pub size: u64,
+}
+
+/// A skill folder that held its `SKILL.md` and nothing else when the scan
+/// read it: a fingerprint of the folder's [`Stamp`] then. While the folder's
+/// stamp is the same, no entry was added, removed or renamed in it, so it
+/// holds no other file, and a call has no files block to list: one `stat`
+/// answers what a walk would (open, list twice, `stat` the file, close),
+/// most of a first call's cost for the many skills that are one file.
+///
+/// 32 bits, so that it fits in the padding of the records that keep it (a
+/// skill and the scan's cache entry stay 56 and 72 bytes: nothing more to
+/// hold at 100,000 skills). A folder that changes to a version of the same
+/// fingerprint (one chance in four billion) is taken for lone until it
+/// changes again: its files block misses what was added, nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lone(NonZeroU32);
+
+impl Lone {
+    /// The skill folder at `place`, when its `SKILL.md` is its only entry;
+    /// `None` for a project's skill too (its folder is opened beneath the
+    /// repository, and a check by path would not be that). The folder's
+    /// stamp is taken when it is opened, before it is listed: an entry added
+    /// meanwhile is either listed (not lone) or changes the stamp after it.
+    pub fn of(place: Place) -> Option<Lone> {
+        if place.fence.is_some() {
+            return None;
+        }
+        let gate = Gate::open(place).ok()?;
+        let root = gate.root()?;
+        let stamp = root.stamp();
+        let names = root.names().ok()?;
+        (names.len() == 1 && names[0] == place.file_name).then(|| Lone::from(stamp))
+    }
+
+    /// Whether the folder `dir` is as it was: still holding its `SKILL.md`
+    /// alone.
+    pub fn holds(self, dir: &Path) -> bool {
+        std::fs::metadata(dir).is_ok_and(|meta| Lone::from(Stamp::of(&meta)) == self)
+    }
+}
+
+impl From<Stamp> for Lone {
+    fn from(stamp: Stamp) -> Lone {
+        let mut hasher = DefaultHasher::new();
+        stamp.hash(&mut hasher);
+        let hash = hasher.finish();
+        let folded = (hash ^ (hash >> 32)) as u32;
+        Lone(NonZeroU32::new(folded).unwrap_or(NonZeroU32::MIN))
+    }
 }
 
 /// Which bound stopped a walk.
@@ -67,13 +118,21 @@ pub struct Walked {
 struct Frame {
     /// Relative to the skill folder ("" for the skill folder itself).
     rel: String,
-    /// The folder, when it is open already (the first one); the others are
-    /// opened when their turn comes, so that a wide tree holds few handles.
-    folder: Option<Opened>,
+    folder: Reach,
     /// The identities of the folders from the skill folder down to the one
     /// above this one (so as many as its depth): this folder being any of
     /// them would be a cycle.
     ancestors: Vec<FileId>,
+}
+
+/// How a folder waiting to be read is opened.
+enum Reach {
+    /// The skill folder: through the gate's own handle.
+    Root,
+    /// Open already (the start of a walk below the skill folder).
+    Open(Box<Opened>),
+    /// Opened when its turn comes, so that a wide tree holds few handles.
+    Later,
 }
 
 /// The files below the folder `folder` (a cleaned relative path; "" for the
@@ -90,29 +149,17 @@ struct Frame {
 /// on the path to themselves.
 pub fn walk(gate: &Gate, folder: &str) -> Walked {
     let mut walked = Walked::default();
-    // The folders from the skill folder down to the start are on the path
-    // too: a symlink in `links/` back to the skill folder is a cycle.
-    let mut ancestors = Vec::new();
-    let mut prefix = String::new();
-    let mut start = None;
-    for part in std::iter::once("").chain(folder.split('/').filter(|p| !p.is_empty())) {
-        if !part.is_empty() {
-            if !prefix.is_empty() {
-                prefix.push('/');
-            }
-            prefix.push_str(part);
+    let (folder_reach, ancestors) = if folder.is_empty() {
+        (Reach::Root, Vec::new())
+    } else {
+        match open_start(gate, folder) {
+            Some((start, ancestors)) => (Reach::Open(Box::new(start)), ancestors),
+            None => return walked,
         }
-        match gate.open_rel(&prefix) {
-            Ok(opened) if opened.kind() == Kind::Folder => {
-                ancestors.extend(start.map(|above: Opened| above.stamp().id()));
-                start = Some(opened);
-            }
-            _ => return walked,
-        }
-    }
+    };
     let mut queue = VecDeque::from([Frame {
         rel: folder.to_owned(),
-        folder: start,
+        folder: folder_reach,
         ancestors,
     }]);
     let mut bytes = 0;
@@ -133,6 +180,32 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
         .files
         .sort_unstable_by(|a, b| a.path.cmp(&b.path));
     walked
+}
+
+/// The folder `folder` (cleaned, not "") of the skill the gate opened, open,
+/// with the identities of the folders above it from the skill folder down:
+/// a symlink below it back to one of them is a cycle. `None` when it is not
+/// a folder (or is gone).
+fn open_start(gate: &Gate, folder: &str) -> Option<(Opened, Vec<FileId>)> {
+    let mut ancestors = Vec::new();
+    let mut prefix = String::new();
+    let mut start: Option<Opened> = None;
+    for part in std::iter::once("").chain(folder.split('/').filter(|p| !p.is_empty())) {
+        if !part.is_empty() {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+        }
+        match gate.open_rel(&prefix) {
+            Ok(opened) if opened.kind() == Kind::Folder => {
+                ancestors.extend(start.map(|above| above.stamp().id()));
+                start = Some(opened);
+            }
+            _ => return None,
+        }
+    }
+    start.map(|start| (start, ancestors))
 }
 
 /// The files of the skill the gate opened: [`walk`] of the whole skill.
@@ -168,18 +241,34 @@ fn visit(
     queue: &mut VecDeque<Frame>,
 ) -> Result<(), Limit> {
     let skill_dir = gate.place().dir;
-    // Opened through the gate when its turn comes: a folder swapped for a
-    // symlink since it was seen is followed by the rules, or not at all.
-    let folder = match frame.folder.map_or_else(|| gate.open_rel(&frame.rel), Ok) {
-        Ok(folder) if folder.kind() == Kind::Folder => folder,
-        // Gone, or a file now: nothing to list (and the folder above, which
-        // changed, will say so).
-        _ => return Ok(()),
+    let root = match frame.folder {
+        Reach::Root => gate.root(),
+        _ => None,
+    };
+    let (stamp, entries) = match root {
+        Some(root) => (root.stamp(), root.entries()),
+        None => {
+            // Opened through the gate when its turn comes: a folder swapped
+            // for a symlink since it was seen is followed by the rules, or
+            // not at all.
+            let opened = match frame.folder {
+                Reach::Open(folder) => Ok(*folder),
+                Reach::Root | Reach::Later => gate.open_rel(&frame.rel),
+            };
+            match opened {
+                Ok(folder) if folder.kind() == Kind::Folder => {
+                    (folder.stamp(), Gate::entries(folder))
+                }
+                // Gone, or a file now: nothing to list (and the folder
+                // above, which changed, will say so).
+                _ => return Ok(()),
+            }
+        }
     };
     // Checked here, when the folder is open, rather than when it was found:
     // a folder entry is known to be one from the folder's listing alone,
     // without a `stat` (only a symlink, or a mount, can lead back up).
-    let id = folder.stamp().id();
+    let id = stamp.id();
     if cfg!(unix) && frame.ancestors.contains(&id) {
         tracing::debug!(
             "{}/{} leads back to a folder above it; not listed",
@@ -191,10 +280,8 @@ fn visit(
     let mut ancestors = frame.ancestors;
     ancestors.push(id);
     // Checked even when it cannot be read: it may become readable.
-    walked
-        .dirs
-        .push((join(skill_dir, &frame.rel), folder.stamp()));
-    let Ok(entries) = Gate::entries(folder) else {
+    walked.dirs.push((join(skill_dir, &frame.rel), stamp));
+    let Ok(entries) = entries else {
         return Ok(());
     };
     let mut named: Vec<(String, Found)> = entries
@@ -261,7 +348,7 @@ fn visit(
                 }
                 queue.push_back(Frame {
                     rel,
-                    folder: None,
+                    folder: Reach::Later,
                     ancestors: ancestors.clone(),
                 });
             }
@@ -323,7 +410,6 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Place;
     #[cfg(unix)]
     use crate::gate::tests::symlink;
 
@@ -345,6 +431,70 @@ mod tests {
 
     fn paths(listing: &Listing) -> Vec<&str> {
         listing.files.iter().map(|e| e.path.as_str()).collect()
+    }
+
+    /// [`Lone::of`] the folder `dir` in the user's folders.
+    fn lone(dir: &Path, file_name: &str) -> Option<Lone> {
+        Lone::of(Place {
+            dir,
+            file_name,
+            fence: None,
+        })
+    }
+
+    #[test]
+    fn a_folder_of_skill_md_alone_is_lone_until_an_entry_comes_or_goes() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("one");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "x").unwrap();
+        let found = lone(&dir, "SKILL.md").expect("SKILL.md is its only entry");
+        assert!(found.holds(&dir));
+        // The file's own changes are not the folder's.
+        std::fs::write(dir.join("SKILL.md"), "longer").unwrap();
+        assert!(found.holds(&dir));
+        std::fs::write(dir.join("notes.md"), "n").unwrap();
+        assert!(!found.holds(&dir));
+        assert_eq!(lone(&dir, "SKILL.md"), None);
+        // Gone again: the folder is another version all the same.
+        std::fs::remove_file(dir.join("notes.md")).unwrap();
+        assert!(!found.holds(&dir));
+        // Any other entry, hidden ones and empty folders too, and another
+        // file name.
+        for other in [".DS_Store", "scripts/"] {
+            match other.strip_suffix('/') {
+                Some(folder) => std::fs::create_dir(dir.join(folder)).unwrap(),
+                None => std::fs::write(dir.join(other), "").unwrap(),
+            }
+            assert_eq!(lone(&dir, "SKILL.md"), None, "{other}");
+            match other.strip_suffix('/') {
+                Some(folder) => std::fs::remove_dir(dir.join(folder)).unwrap(),
+                None => std::fs::remove_file(dir.join(other)).unwrap(),
+            }
+        }
+        assert_eq!(lone(&dir, "skill.md"), None);
+        assert!(lone(&dir, "SKILL.md").is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(!found.holds(&dir));
+        assert_eq!(lone(&dir, "SKILL.md"), None);
+    }
+
+    #[test]
+    fn a_gate_lists_the_skill_folder_through_its_own_handle_once() {
+        let (_temp, dir) = skill(&[("references/forms.md", b"forms")]);
+        let place = Place {
+            dir: &dir,
+            file_name: "SKILL.md",
+            fence: None,
+        };
+        let gate = Gate::open(place).unwrap();
+        let first = walk(&gate, "");
+        assert_eq!(paths(&first.listing), ["SKILL.md", "references/forms.md"]);
+        // The handle's listing is read to its end: a second walk of the same
+        // gate opens the folder again and lists the same.
+        let second = walk(&gate, "");
+        assert_eq!(first.listing, second.listing);
+        assert_eq!(first.dirs, second.dirs);
     }
 
     #[test]

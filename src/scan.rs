@@ -19,6 +19,7 @@ use std::sync::Arc;
 use crate::diagnostic::{Code, Diagnostic, Finding, Severity};
 use crate::disk::{self, FileId, PathKey, ReadError, Stamp};
 use crate::gate::{self, Fence, Place};
+use crate::listing::Lone;
 use crate::parallel;
 use crate::parse::{self, ParseError, Parsed};
 use crate::roots::{Layout, Root, SkillFile, Source};
@@ -39,6 +40,9 @@ pub struct Found {
     /// Index of the root it was found in.
     pub root: usize,
     pub parsed: Arc<Parsed>,
+    /// Its folder, when `SKILL.md` was all it held (user's own folders and
+    /// installed skills; a project's are not looked at by path).
+    pub lone: Option<Lone>,
 }
 
 /// Everything one scan learned.
@@ -118,6 +122,9 @@ struct Cached {
     file_name: SkillFile,
     stamp: Stamp,
     outcome: Outcome,
+    /// What [`Found::lone`] was when the file was parsed: checked at each
+    /// call, so it is kept as long as the file is.
+    lone: Option<Lone>,
 }
 
 impl Cache {
@@ -133,6 +140,9 @@ impl Cache {
 
 /// What parsing one SKILL.md gave (shared: the cache and the scan both hold it).
 type Outcome = Result<Arc<Parsed>, Arc<ParseError>>;
+
+/// An [`Outcome`], and its folder's mark when `SKILL.md` was all it held.
+type Parse = (Outcome, Option<Lone>);
 
 /// Scans `roots` in order. `cache` is read and replaced by the entries of this
 /// scan (so it never holds files that are gone).
@@ -229,8 +239,8 @@ fn parse_all(
     max_file_bytes: u64,
     cache: &mut Cache,
     files_parsed: &mut usize,
-) -> Vec<(Arc<Path>, Outcome)> {
-    let mut outcomes: Vec<(Arc<Path>, Option<Outcome>)> = hits
+) -> Vec<(Arc<Path>, Outcome, Option<Lone>)> {
+    let mut outcomes: Vec<(Arc<Path>, Option<Parse>)> = hits
         .iter()
         .map(|(index, hit)| {
             let Some((key, cached)) = cache
@@ -250,7 +260,7 @@ fn parse_all(
                     }
                     Err(err) => !err.is_passing(),
                 };
-            (key.0, still_valid.then_some(cached.outcome))
+            (key.0, still_valid.then_some((cached.outcome, cached.lone)))
         })
         .collect();
     let todo: Vec<usize> = (0..hits.len())
@@ -268,7 +278,7 @@ fn parse_all(
             file_name: hit.file_name.as_str(),
             fence: root.fence.as_deref(),
         };
-        gate::open_own(place)
+        let outcome = gate::open_own(place)
             .map_err(ParseError::from)
             .and_then(|opened| {
                 if root.probed.is_some() && opened.stamp() != hit.stamp {
@@ -278,14 +288,19 @@ fn parse_all(
                 parse::read_frontmatter_from(opened.into_file(), len, &fallback, max_file_bytes)
             })
             .map(Arc::new)
-            .map_err(Arc::new)
+            .map_err(Arc::new);
+        let lone = outcome.as_ref().ok().and_then(|_| Lone::of(place));
+        (outcome, lone)
     };
     for (i, outcome) in in_parallel(&todo, parse_one) {
         outcomes[i].1 = Some(outcome);
     }
     outcomes
         .into_iter()
-        .map(|(dir, o)| (dir, o.expect("every file was parsed or found in the cache")))
+        .map(|(dir, o)| {
+            let (outcome, lone) = o.expect("every file was parsed or found in the cache");
+            (dir, outcome, lone)
+        })
         .collect()
 }
 
@@ -304,14 +319,14 @@ fn changed_since_verified() -> ParseError {
 fn assemble(
     roots: &[Root],
     hits: Vec<(usize, Hit)>,
-    outcomes: Vec<(Arc<Path>, Outcome)>,
+    outcomes: Vec<(Arc<Path>, Outcome, Option<Lone>)>,
     cache: &mut Cache,
     out: &mut Scan,
 ) {
     out.per_root = vec![0; roots.len()];
     out.skills.reserve(hits.len());
     let mut next_cache = HashMap::with_capacity(hits.len());
-    for ((index, hit), (dir, outcome)) in hits.into_iter().zip(outcomes) {
+    for ((index, hit), (dir, outcome, lone)) in hits.into_iter().zip(outcomes) {
         match &outcome {
             Ok(parsed) => {
                 if !parsed.findings().is_empty() {
@@ -324,6 +339,7 @@ fn assemble(
                     file_name: hit.file_name,
                     root: index,
                     parsed: Arc::clone(parsed),
+                    lone,
                 });
                 out.per_root[index] += 1;
             }
@@ -348,6 +364,7 @@ fn assemble(
             file_name: hit.file_name,
             stamp: hit.stamp,
             outcome,
+            lone,
         };
         next_cache.insert(PathKey(dir), cached);
     }
@@ -1139,6 +1156,70 @@ mod tests {
                 .parsed
                 .name,
             "bar"
+        );
+    }
+
+    /// One per skill found: what it gained (`lone`) sits in its padding.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_cache_entry_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<Cached>(), 72);
+    }
+
+    #[test]
+    fn a_one_file_skill_is_lone_in_the_users_folders_only() {
+        let dir = tempfile::tempdir().unwrap();
+        for (skill, files) in [
+            ("one", &["SKILL.md"][..]),
+            ("two", &["SKILL.md", "notes.md"]),
+        ] {
+            std::fs::create_dir(dir.path().join(skill)).unwrap();
+            for file in files {
+                std::fs::write(
+                    dir.path().join(skill).join(file),
+                    "---\ndescription: d\n---\n",
+                )
+                .unwrap();
+            }
+        }
+        let user = [Root::new(
+            dir.path().to_path_buf(),
+            Source::User,
+            Layout::Folders,
+        )];
+        let mut cache = Cache::default();
+        let lone = |scan: &Scan| -> Vec<(String, bool)> {
+            scan.skills
+                .iter()
+                .map(|found| (folder_name(&found.dir), found.lone.is_some()))
+                .collect()
+        };
+        let first = scan(&user, 1 << 20, &mut cache);
+        assert_eq!(lone(&first), [("one".into(), true), ("two".into(), false)]);
+        // Kept with the parse while the file is unchanged (the call checks
+        // the folder), found again when the file is parsed again.
+        std::fs::write(dir.path().join("one/notes.md"), "n").unwrap();
+        let again = scan(&user, 1 << 20, &mut cache);
+        assert_eq!(again.files_parsed, 0);
+        assert_eq!(again.skills[0].lone, first.skills[0].lone);
+        assert!(!again.skills[0].lone.unwrap().holds(&again.skills[0].dir));
+        std::fs::write(
+            dir.path().join("one/SKILL.md"),
+            "---\ndescription: e\n---\n",
+        )
+        .unwrap();
+        assert_eq!(
+            lone(&scan(&user, 1 << 20, &mut cache))[0],
+            ("one".into(), false)
+        );
+        // A project's folders are not looked at by path.
+        std::fs::remove_file(dir.path().join("one/notes.md")).unwrap();
+        let mut project = Root::new(dir.path().to_path_buf(), Source::Project, Layout::Folders);
+        project.fence = Some(Arc::new(Fence::new(dir.path())));
+        let fenced = scan(&[project], 1 << 20, &mut Cache::default());
+        assert_eq!(
+            lone(&fenced),
+            [("one".into(), false), ("two".into(), false)]
         );
     }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::gate::{Fence, Place};
+use crate::listing::Lone;
 use crate::parse::Parsed;
 use crate::roots::{Origin, Plugin, Root, SkillFile, Source};
 
@@ -31,6 +32,9 @@ pub struct Skill {
     pub source: Source,
     /// The name of its file in `dir` ([`Skill::file`]).
     pub file_name: SkillFile,
+    /// Its folder, when the scan saw `SKILL.md` alone in it: a call checks
+    /// this with one `stat` instead of listing the folder.
+    pub lone: Option<Lone>,
 }
 
 impl Skill {
@@ -117,6 +121,18 @@ impl Skill {
                 description,
                 crate::parse::DescriptionFrom::Frontmatter,
             )),
+            lone: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A skill is kept once per skill found (100,000 of them fit in the
+    /// memory budget): what it gained (`lone`) sits in its padding.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_skill_is_56_bytes() {
+        assert_eq!(std::mem::size_of::<super::Skill>(), 56);
     }
 }

@@ -650,6 +650,7 @@ impl Collisions {
                 source: root.source,
                 root: Arc::clone(&shared_roots[found.root]),
                 parsed: found.parsed,
+                lone: found.lone,
             };
             if let Some(why) = why {
                 let held = Withheld { skill, why };

@@ -71,6 +71,7 @@ fn skill(index: usize, name: &str, description: &str) -> Skill {
             description,
             DescriptionFrom::Frontmatter,
         )),
+        lone: None,
     }
 }
 
@@ -146,6 +147,7 @@ fn snapshot(entries: &[(String, String)]) -> Snapshot {
                     file_name: skill.file_name,
                     root: 0,
                     parsed: skill.parsed,
+                    lone: None,
                 }
             })
             .collect(),

@@ -569,6 +569,33 @@ async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
     server.stop().await;
 }
 
+/// A skill folder that held only `SKILL.md` when the server scanned it is
+/// checked at each call (one `stat`, not a walk): a file added since is
+/// listed at the next call, with no rescan (unwatched, within the interval),
+/// and none once it is gone again.
+#[tokio::test]
+async fn a_file_added_to_a_one_file_skill_is_listed_at_its_next_call() {
+    let fixture = catalog(2, 0);
+    let server = serve_catalog(&fixture, "warn").await;
+    assert_eq!(blocks(&server.call("skill-0000").await).len(), 1);
+    fixture.write("many/skill-0000/notes.md", "added\n");
+    let result = server.call("skill-0000").await;
+    assert_eq!(
+        blocks(&result),
+        [
+            "Loading: skill-0000\nBase directory: ".to_owned()
+                + &fixture.path("many/skill-0000").display().to_string()
+                + "\n\n---\nname: skill-0000\ndescription: Skill number 0.\n---\n",
+            "Files in this skill (call skill with {\"name\": \"skill-0000\", \"file\": \"notes.md\"} to read one):\n- notes.md (6 B)".to_owned(),
+        ]
+    );
+    std::fs::remove_file(fixture.path("many/skill-0000/notes.md")).unwrap();
+    assert_eq!(blocks(&server.call("skill-0000").await).len(), 1);
+    // The other skill's folder is untouched.
+    assert_eq!(blocks(&server.call("skill-0001").await).len(), 1);
+    server.stop().await;
+}
+
 /// A catalog of `skills` skills (`skill-0000`, ...) in the folder `many`,
 /// each with `files` reference files besides its `SKILL.md`.
 fn catalog(skills: usize, files: usize) -> Fixture {
