@@ -104,7 +104,8 @@ impl Answer {
 }
 
 /// Resolves `name` in `view`, reads the skill's file through `contents`,
-/// lists its other files through `files`, and searches on a miss:
+/// lists its other files through `files` (unless its folder is still
+/// [`Lone`](crate::listing::Lone)), and searches on a miss:
 /// [`lookup`], then [`not_found`].
 pub fn answer(view: &View, name: &str, contents: &Contents, files: &Files, base: Base) -> Answer {
     match lookup(view, name, contents, files, base) {
@@ -114,7 +115,8 @@ pub fn answer(view: &View, name: &str, contents: &Contents, files: &Files, base:
 }
 
 /// Resolves `name` among the skills `view` shows, reads the skill's file
-/// through `contents` and lists its other files through `files`; cheap
+/// through `contents` and lists its other files through `files` (a folder
+/// still [`Lone`](crate::listing::Lone) takes one `stat` instead); cheap
 /// whatever the name, since a name over [`MAX_QUERY_CHARS`] characters is
 /// refused before it is looked at. A skill the view leaves out is a miss,
 /// like a name no skill has. `base` says how the answer names the skill's

@@ -370,12 +370,15 @@ impl<'a> Gate<'a> {
     }
 
     /// The skill folder itself, to list through the gate's own handle: the
-    /// walk of a whole skill (every first call's files block) then opens
-    /// the folder once, not a second time as `.`. `None` once it was handed
-    /// out, or when its metadata cannot be read: open `""` with
-    /// [`Gate::open_rel`] then.
+    /// walk of a whole skill then opens the folder once, not a second time
+    /// as `.`. `None` once it was handed out (a handle's listing is read to
+    /// its end), when its metadata cannot be read, and off Linux (where a
+    /// listing reads its own handle anyway, and a folder open on Windows
+    /// cannot be renamed): open `""` with [`Gate::open_rel`] then.
     pub fn root(&self) -> Option<Root<'_>> {
-        if self.listed.swap(true, Ordering::Relaxed) {
+        if cfg!(not(any(target_os = "linux", target_os = "android")))
+            || self.listed.swap(true, Ordering::Relaxed)
+        {
             return None;
         }
         let meta = self.dir.metadata().ok()?;
@@ -431,9 +434,14 @@ pub struct Root<'g> {
 }
 
 impl Root<'_> {
-    /// Its version when the gate opened it.
+    /// Its version when [`Gate::root`] handed it out.
     pub fn stamp(&self) -> Stamp {
         Stamp::of(&self.meta)
+    }
+
+    /// Its metadata when [`Gate::root`] handed it out.
+    pub fn metadata(&self) -> &Metadata {
+        &self.meta
     }
 
     /// Its entries, as [`Gate::entries`] gives them.
@@ -702,9 +710,10 @@ mod sys {
 
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     fn named(folder: &File) -> io::Result<Vec<(OsString, FileType)>> {
-        // A listing of its own (`Dir` opens the folder again as `.`), from
-        // the start whatever was read of `folder` before.
-        let mut dir = rustix::fs::Dir::read_from(folder)?;
+        // `Dir` takes a descriptor of its own: a copy of the handle (no path
+        // lookup), whose listing was never read (`Gate::root` hands none
+        // out here).
+        let mut dir = rustix::fs::Dir::new(rustix::io::dup(folder)?)?;
         let mut named = Vec::new();
         while let Some(entry) = dir.read() {
             let entry = entry?;

@@ -51,15 +51,25 @@ pub struct Lone(NonZeroU32);
 impl Lone {
     /// The skill folder at `place`, when its `SKILL.md` is its only entry;
     /// `None` for a project's skill too (its folder is opened beneath the
-    /// repository, and a check by path would not be that). The folder's
-    /// stamp is taken when it is opened, before it is listed: an entry added
-    /// meanwhile is either listed (not lone) or changes the stamp after it.
+    /// repository, and a check by path would not be that), off Linux (see
+    /// [`Gate::root`]), and for a folder changed less than [`SETTLED`] ago.
+    /// The folder's stamp is taken when it is opened, before it is listed:
+    /// an entry added meanwhile is either listed (not lone) or changes the
+    /// stamp after it.
     pub fn of(place: Place) -> Option<Lone> {
         if place.fence.is_some() {
             return None;
         }
+        let now = std::time::SystemTime::now();
         let gate = Gate::open(place).ok()?;
         let root = gate.root()?;
+        let settled = root
+            .metadata()
+            .modified()
+            .is_ok_and(|modified| modified + SETTLED <= now);
+        if !settled {
+            return None;
+        }
         let stamp = root.stamp();
         let names = root.names().ok()?;
         (names.len() == 1 && names[0] == place.file_name).then(|| Lone::from(stamp))
@@ -81,6 +91,13 @@ impl From<Stamp> for Lone {
         Lone(NonZeroU32::new(folded).unwrap_or(NonZeroU32::MIN))
     }
 }
+
+/// A folder whose last change is more recent than this is not marked
+/// [`Lone`]: where times are coarse (a clock tick on kernels before 6.13,
+/// two seconds on FAT), an entry added in the same tick as the change before
+/// it would leave the folder's stamp as it was, and the mark would hold. A
+/// change after a settled one always moves the time.
+pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Which bound stopped a walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -408,7 +425,7 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     #[cfg(unix)]
     use crate::gate::tests::symlink;
@@ -434,6 +451,7 @@ mod tests {
     }
 
     /// [`Lone::of`] the folder `dir` in the user's folders.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     fn lone(dir: &Path, file_name: &str) -> Option<Lone> {
         Lone::of(Place {
             dir,
@@ -442,12 +460,28 @@ mod tests {
         })
     }
 
+    /// Sets the folder's modification time an hour back, as if it had not
+    /// changed for that long (see [`SETTLED`]).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(crate) fn settle(dir: &Path) {
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::open(dir)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn a_folder_of_skill_md_alone_is_lone_until_an_entry_comes_or_goes() {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path().join("one");
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join("SKILL.md"), "x").unwrap();
+        // Changed just now: an entry added within the same tick could leave
+        // the folder's stamp as it is.
+        assert_eq!(lone(&dir, "SKILL.md"), None);
+        settle(&dir);
         let found = lone(&dir, "SKILL.md").expect("SKILL.md is its only entry");
         assert!(found.holds(&dir));
         // The file's own changes are not the folder's.
@@ -455,9 +489,11 @@ mod tests {
         assert!(found.holds(&dir));
         std::fs::write(dir.join("notes.md"), "n").unwrap();
         assert!(!found.holds(&dir));
+        settle(&dir);
         assert_eq!(lone(&dir, "SKILL.md"), None);
         // Gone again: the folder is another version all the same.
         std::fs::remove_file(dir.join("notes.md")).unwrap();
+        settle(&dir);
         assert!(!found.holds(&dir));
         // Any other entry, hidden ones and empty folders too, and another
         // file name.
@@ -466,12 +502,14 @@ mod tests {
                 Some(folder) => std::fs::create_dir(dir.join(folder)).unwrap(),
                 None => std::fs::write(dir.join(other), "").unwrap(),
             }
+            settle(&dir);
             assert_eq!(lone(&dir, "SKILL.md"), None, "{other}");
             match other.strip_suffix('/') {
                 Some(folder) => std::fs::remove_dir(dir.join(folder)).unwrap(),
                 None => std::fs::remove_file(dir.join(other)).unwrap(),
             }
         }
+        settle(&dir);
         assert_eq!(lone(&dir, "skill.md"), None);
         assert!(lone(&dir, "SKILL.md").is_some());
         std::fs::remove_dir_all(&dir).unwrap();

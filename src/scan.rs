@@ -260,7 +260,10 @@ fn parse_all(
                     }
                     Err(err) => !err.is_passing(),
                 };
-            (key.0, still_valid.then_some((cached.outcome, cached.lone)))
+            // A mark is only for a folder outside any fence: a folder served
+            // as a custom root before may be a project's now.
+            let lone = cached.lone.filter(|_| roots[*index].fence.is_none());
+            (key.0, still_valid.then_some((cached.outcome, lone)))
         })
         .collect();
     let todo: Vec<usize> = (0..hits.len())
@@ -1166,6 +1169,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Cached>(), 72);
     }
 
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn a_one_file_skill_is_lone_in_the_users_folders_only() {
         let dir = tempfile::tempdir().unwrap();
@@ -1182,6 +1186,9 @@ mod tests {
                 .unwrap();
             }
         }
+        let settle = |skill: &str| crate::listing::tests::settle(&dir.path().join(skill));
+        settle("one");
+        settle("two");
         let user = [Root::new(
             dir.path().to_path_buf(),
             Source::User,
@@ -1199,6 +1206,7 @@ mod tests {
         // Kept with the parse while the file is unchanged (the call checks
         // the folder), found again when the file is parsed again.
         std::fs::write(dir.path().join("one/notes.md"), "n").unwrap();
+        settle("one");
         let again = scan(&user, 1 << 20, &mut cache);
         assert_eq!(again.files_parsed, 0);
         assert_eq!(again.skills[0].lone, first.skills[0].lone);
@@ -1212,11 +1220,24 @@ mod tests {
             lone(&scan(&user, 1 << 20, &mut cache))[0],
             ("one".into(), false)
         );
-        // A project's folders are not looked at by path.
+        // A project's folders are not looked at by path, and a mark the
+        // cache kept from when the folder was served as the user's is not
+        // carried into a project.
         std::fs::remove_file(dir.path().join("one/notes.md")).unwrap();
+        std::fs::write(
+            dir.path().join("one/SKILL.md"),
+            "---\ndescription: f\n---\n",
+        )
+        .unwrap();
+        settle("one");
+        assert_eq!(
+            lone(&scan(&user, 1 << 20, &mut cache))[0],
+            ("one".into(), true)
+        );
         let mut project = Root::new(dir.path().to_path_buf(), Source::Project, Layout::Folders);
         project.fence = Some(Arc::new(Fence::new(dir.path())));
-        let fenced = scan(&[project], 1 << 20, &mut Cache::default());
+        let fenced = scan(&[project], 1 << 20, &mut cache);
+        assert_eq!(fenced.files_parsed, 0);
         assert_eq!(
             lone(&fenced),
             [("one".into(), false), ("two".into(), false)]

@@ -1,7 +1,7 @@
 //! [`Skill`]: a skill as served, the record every layer above the scan
 //! shares (the snapshot indexes it, answers read it, the server lists it).
 //!
-//! There is one per skill, so it is kept small (64 bytes and the texts): the
+//! There is one per skill, so it is kept small (56 bytes and the texts): the
 //! folder is one shared path (the scan's cache, the watcher and the files
 //! cache hold the same allocation), the file is the folder and a name, what
 //! is the same for every skill of a root is the root's, and the name is the

@@ -576,6 +576,13 @@ async fn the_next_skills_list_page_is_made_ahead_and_never_served_stale() {
 #[tokio::test]
 async fn a_file_added_to_a_one_file_skill_is_listed_at_its_next_call() {
     let fixture = catalog(2, 0);
+    // Unchanged for an hour: a folder changed within the last seconds is not
+    // marked (an entry added in the same clock tick could leave its stamp).
+    let past = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for skill in ["skill-0000", "skill-0001"] {
+        let folder = std::fs::File::open(fixture.path(&format!("many/{skill}"))).unwrap();
+        folder.set_modified(past).unwrap();
+    }
     let server = serve_catalog(&fixture, "warn").await;
     assert_eq!(blocks(&server.call("skill-0000").await).len(), 1);
     fixture.write("many/skill-0000/notes.md", "added\n");
