@@ -258,29 +258,26 @@ fn visit(
     queue: &mut VecDeque<Frame>,
 ) -> Result<(), Limit> {
     let skill_dir = gate.place().dir;
-    let root = match frame.folder {
-        Reach::Root => gate.root(),
+    // Opened through the gate when its turn comes: a folder swapped for a
+    // symlink since it was seen is followed by the rules, or not at all.
+    let listed = |opened: Result<Opened, _>| match opened {
+        Ok(folder) if folder.kind() == Kind::Folder => {
+            Some((folder.stamp(), Gate::entries(folder)))
+        }
         _ => None,
     };
-    let (stamp, entries) = match root {
-        Some(root) => (root.stamp(), root.entries()),
-        None => {
-            // Opened through the gate when its turn comes: a folder swapped
-            // for a symlink since it was seen is followed by the rules, or
-            // not at all.
-            let opened = match frame.folder {
-                Reach::Open(folder) => Ok(*folder),
-                Reach::Root | Reach::Later => gate.open_rel(&frame.rel),
-            };
-            match opened {
-                Ok(folder) if folder.kind() == Kind::Folder => {
-                    (folder.stamp(), Gate::entries(folder))
-                }
-                // Gone, or a file now: nothing to list (and the folder
-                // above, which changed, will say so).
-                _ => return Ok(()),
-            }
-        }
+    let found = match frame.folder {
+        Reach::Root => match gate.root() {
+            Some(root) => Some((root.stamp(), root.entries())),
+            None => listed(gate.open_rel(&frame.rel)),
+        },
+        Reach::Open(folder) => listed(Ok(*folder)),
+        Reach::Later => listed(gate.open_rel(&frame.rel)),
+    };
+    // Gone, or a file now: nothing to list (and the folder above, which
+    // changed, will say so).
+    let Some((stamp, entries)) = found else {
+        return Ok(());
     };
     // Checked here, when the folder is open, rather than when it was found:
     // a folder entry is known to be one from the folder's listing alone,
@@ -437,13 +434,18 @@ pub(crate) mod tests {
     }
 
     /// The listing of `folder` in the skill in `dir`.
-    fn listed(dir: &Path, folder: &str) -> Listing {
-        let place = Place {
+    /// The skill in `dir`, in the user's folders, its file named `file_name`.
+    fn place<'a>(dir: &'a Path, file_name: &'a str) -> Place<'a> {
+        Place {
             dir,
-            file_name: "SKILL.md",
+            file_name,
             fence: None,
-        };
-        walk(&Gate::open(place).unwrap(), folder).listing
+        }
+    }
+
+    /// The listing of `folder` in the skill in `dir`.
+    fn listed(dir: &Path, folder: &str) -> Listing {
+        walk(&Gate::open(place(dir, "SKILL.md")).unwrap(), folder).listing
     }
 
     fn paths(listing: &Listing) -> Vec<&str> {
@@ -453,11 +455,7 @@ pub(crate) mod tests {
     /// [`Lone::of`] the folder `dir` in the user's folders.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     fn lone(dir: &Path, file_name: &str) -> Option<Lone> {
-        Lone::of(Place {
-            dir,
-            file_name,
-            fence: None,
-        })
+        Lone::of(place(dir, file_name))
     }
 
     /// Sets the folder's modification time an hour back, as if it had not
@@ -520,12 +518,7 @@ pub(crate) mod tests {
     #[test]
     fn a_gate_lists_the_skill_folder_through_its_own_handle_once() {
         let (_temp, dir) = skill(&[("references/forms.md", b"forms")]);
-        let place = Place {
-            dir: &dir,
-            file_name: "SKILL.md",
-            fence: None,
-        };
-        let gate = Gate::open(place).unwrap();
+        let gate = Gate::open(place(&dir, "SKILL.md")).unwrap();
         let first = walk(&gate, "");
         assert_eq!(paths(&first.listing), ["SKILL.md", "references/forms.md"]);
         // The handle's listing is read to its end: a second walk of the same

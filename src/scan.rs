@@ -239,7 +239,7 @@ fn parse_all(
     max_file_bytes: u64,
     cache: &mut Cache,
     files_parsed: &mut usize,
-) -> Vec<(Arc<Path>, Outcome, Option<Lone>)> {
+) -> Vec<(Arc<Path>, Parse)> {
     let mut outcomes: Vec<(Arc<Path>, Option<Parse>)> = hits
         .iter()
         .map(|(index, hit)| {
@@ -300,10 +300,7 @@ fn parse_all(
     }
     outcomes
         .into_iter()
-        .map(|(dir, o)| {
-            let (outcome, lone) = o.expect("every file was parsed or found in the cache");
-            (dir, outcome, lone)
-        })
+        .map(|(dir, o)| (dir, o.expect("every file was parsed or found in the cache")))
         .collect()
 }
 
@@ -322,14 +319,14 @@ fn changed_since_verified() -> ParseError {
 fn assemble(
     roots: &[Root],
     hits: Vec<(usize, Hit)>,
-    outcomes: Vec<(Arc<Path>, Outcome, Option<Lone>)>,
+    outcomes: Vec<(Arc<Path>, Parse)>,
     cache: &mut Cache,
     out: &mut Scan,
 ) {
     out.per_root = vec![0; roots.len()];
     out.skills.reserve(hits.len());
     let mut next_cache = HashMap::with_capacity(hits.len());
-    for ((index, hit), (dir, outcome, lone)) in hits.into_iter().zip(outcomes) {
+    for ((index, hit), (dir, (outcome, lone))) in hits.into_iter().zip(outcomes) {
         match &outcome {
             Ok(parsed) => {
                 if !parsed.findings().is_empty() {
