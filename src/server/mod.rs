@@ -4,7 +4,8 @@
 //! tokio and rmcp is `import`, which starts MCP servers as children): the
 //! handler (`handler`), the live registry and its refreshes (`registry`),
 //! rescans on a miss (`rescan`), the file watcher (`watch`, over the events
-//! of `events`) and the bounded stdio transport (`transport`). This module
+//! of `events`) and the bounded stdio transport (`transport`, writing its
+//! answers with `json`). This module
 //! runs them over stdio until the client goes away or a signal arrives
 //! (behaviour.md §7).
 
@@ -13,6 +14,7 @@ mod dispatch;
 mod events;
 mod handler;
 pub mod http;
+mod json;
 mod page;
 mod prompts;
 mod registry;

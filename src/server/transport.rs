@@ -41,6 +41,8 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
+
+use super::json;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -361,7 +363,7 @@ where
                 _ => None,
             };
             let mut bytes = out.buffer();
-            serde_json::to_writer(&mut bytes, &item).map_err(io::Error::other)?;
+            json::to_writer(&mut bytes, &item).map_err(io::Error::other)?;
             bytes.push(b'\n');
             let written = out.write_line(&bytes).await;
             out.keep(bytes);
