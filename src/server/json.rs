@@ -41,14 +41,16 @@ impl<'a> Serializer<'a> {
     /// as serde_json does (`[]`, `{}`).
     fn compound(self, open: u8, close: u8, len: Option<usize>, variant: bool) -> Compound<'a> {
         self.out.push(open);
-        let closed = len == Some(0);
-        if closed {
+        // serde_json's `State::Empty`: closed at once; a member written
+        // anyway still gets a comma and reopens the closing bracket.
+        let empty = len == Some(0);
+        if empty {
             self.out.push(close);
         }
         Compound {
             out: self.out,
-            first: true,
-            closed,
+            first: !empty,
+            closed: empty,
             close,
             variant,
         }
@@ -68,7 +70,8 @@ impl<'a> Serializer<'a> {
 struct Compound<'a> {
     out: &'a mut Vec<u8>,
     first: bool,
-    /// Closed at its start, having no members.
+    /// Its closing bracket is written: it was said to have no members, and
+    /// none came.
     closed: bool,
     close: u8,
     /// Inside `{"variant":…}`.
@@ -80,6 +83,7 @@ impl Compound<'_> {
         if !std::mem::take(&mut self.first) {
             self.out.push(b',');
         }
+        self.closed = false;
     }
 
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
@@ -89,9 +93,7 @@ impl Compound<'_> {
 
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         self.comma();
-        key.serialize(MapKey { out: self.out })?;
-        self.out.push(b':');
-        Ok(())
+        key.serialize(MapKey { out: self.out })
     }
 
     fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
@@ -290,6 +292,8 @@ impl ser::SerializeMap for Compound<'_> {
         self.key(key)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        // serde_json writes the colon here (`begin_object_value`).
+        self.out.push(b':');
         self.value(value)
     }
     fn end(self) -> Result<(), Error> {
@@ -335,14 +339,31 @@ impl MapKey<'_> {
 
     fn quoted_float<T: Serialize>(self, finite: bool, number: T) -> Result<(), Error> {
         if !finite {
-            return Err(Error::custom("float key must be finite"));
+            return Err(refused_key(number));
         }
         self.quoted(number)
     }
 }
 
 fn key_must_be_a_string() -> Error {
-    Error::custom("key must be a string")
+    refused_key(())
+}
+
+/// serde_json's own error for a key it refuses: same message and category.
+fn refused_key<K: Serialize>(key: K) -> Error {
+    struct Entry<K>(K);
+    impl<K: Serialize> Serialize for Entry<K> {
+        fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeMap as _;
+            let mut map = s.serialize_map(Some(1))?;
+            map.serialize_entry(&self.0, &())?;
+            map.end()
+        }
+    }
+    match serde_json::to_writer(std::io::sink(), &Entry(key)) {
+        Err(error) => error,
+        Ok(()) => Error::custom("key must be a string"),
+    }
 }
 
 impl ser::Serializer for MapKey<'_> {
@@ -704,7 +725,76 @@ mod tests {
     }
 
     #[test]
+    fn members_past_a_length_of_zero_are_written_as_serde_json_writes_them() {
+        // A `Serialize` impl can say a length and break it: an iterator with
+        // a wrong size hint in `collect_seq`, a stateful
+        // `skip_serializing_if`. Invalid JSON either way, but the same bytes.
+        fn seq<S: ser::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeSeq as _;
+            let mut seq = s.serialize_seq(Some(0))?;
+            seq.serialize_element(&1)?;
+            seq.serialize_element(&2)?;
+            seq.end()
+        }
+        fn map<S: ser::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeMap as _;
+            let mut map = s.serialize_map(Some(0))?;
+            map.serialize_entry("a", &1)?;
+            map.end()
+        }
+        fn tuple_variant<S: ser::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeTupleVariant as _;
+            let mut variant = s.serialize_tuple_variant("E", 0, "V", 0)?;
+            variant.serialize_field(&1)?;
+            variant.end()
+        }
+        fn struct_variant<S: ser::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeStructVariant as _;
+            let mut variant = s.serialize_struct_variant("E", 0, "V", 0)?;
+            variant.serialize_field("a", &1)?;
+            variant.end()
+        }
+        fn keys_then_value<S: ser::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+            use ser::SerializeMap as _;
+            let mut map = s.serialize_map(None)?;
+            map.serialize_key("a")?;
+            map.serialize_key("b")?;
+            map.serialize_value(&1)?;
+            map.end()
+        }
+        macro_rules! by {
+            ($($f:ident),*) => {$({
+                struct Impl;
+                impl Serialize for Impl {
+                    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        $f(s)
+                    }
+                }
+                same(&Impl);
+            })*};
+        }
+        by!(seq, map, tuple_variant, struct_variant, keys_then_value);
+    }
+
+    #[test]
     fn map_keys_are_written_as_serde_json_writes_them() {
+        for key in [f64::NAN, f64::INFINITY] {
+            let map = std::collections::HashMap::from([(key.to_bits(), 1)]);
+            same(&map);
+            struct Float(f64);
+            impl Serialize for Float {
+                fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    use ser::SerializeMap as _;
+                    let mut map = s.serialize_map(Some(1))?;
+                    map.serialize_entry(&self.0, &1)?;
+                    map.end()
+                }
+            }
+            let ours = to_writer(&mut Vec::new(), &Float(key)).unwrap_err();
+            let theirs = serde_json::to_vec(&Float(key)).unwrap_err();
+            assert_eq!(ours.to_string(), theirs.to_string());
+            assert_eq!(ours.classify(), theirs.classify());
+        }
         same(&std::collections::BTreeMap::from([(true, 1), (false, 2)]));
         same(&std::collections::BTreeMap::from([(Some('k'), 1)]));
         same(&std::collections::HashMap::from([(1.5f64.to_bits(), 1)]));

@@ -363,8 +363,23 @@ where
                 _ => None,
             };
             let mut bytes = out.buffer();
-            json::to_writer(&mut bytes, &item).map_err(io::Error::other)?;
-            bytes.push(b'\n');
+            match json::to_writer(&mut bytes, &item) {
+                Ok(()) => bytes.push(b'\n'),
+                // Nothing the server sends fails to serialize; if something
+                // did, its request is still answered, and leaves the count
+                // of requests in flight.
+                Err(err) => {
+                    tracing::error!("cannot serialize an answer: {err}");
+                    bytes = match &answers {
+                        Some(id) => reply(
+                            Some(id),
+                            ErrorCode::INTERNAL_ERROR,
+                            format!("Internal error: cannot serialize the answer: {err}"),
+                        ),
+                        None => return Ok(()),
+                    };
+                }
+            }
             let written = out.write_line(&bytes).await;
             out.keep(bytes);
             if let Some(id) = answers {
