@@ -433,7 +433,6 @@ pub(crate) mod tests {
         (temp, dir)
     }
 
-    /// The listing of `folder` in the skill in `dir`.
     /// The skill in `dir`, in the user's folders, its file named `file_name`.
     fn place<'a>(dir: &'a Path, file_name: &'a str) -> Place<'a> {
         Place {

@@ -558,27 +558,32 @@ fn string(out: &mut Vec<u8>, text: &str) {
         } as usize;
         at += first;
         read += first + 1;
-        let (escape, len) = ESCAPED[usize::from(chunk[first])];
-        out[at..at + 8].copy_from_slice(&escape);
-        at += usize::from(len);
+        at += put(&mut out[at..], chunk[first]);
     }
     for &byte in &bytes[read..] {
         if out.len() < at + 8 {
             out.resize(at + 8, 0);
         }
-        match ESCAPED.get(usize::from(byte)) {
-            Some(&(escape, len)) => {
-                out[at..at + 8].copy_from_slice(&escape);
-                at += usize::from(len);
-            }
-            None => {
-                out[at] = byte;
-                at += 1;
-            }
-        }
+        at += put(&mut out[at..], byte);
     }
     out.truncate(at);
     out.push(b'"');
+}
+
+/// Writes `byte` at the start of `to` (eight bytes of room) as it stands in
+/// a JSON string, and returns how many bytes that is (1, 2 or 6).
+#[inline(always)]
+fn put(to: &mut [u8], byte: u8) -> usize {
+    match ESCAPED.get(usize::from(byte)) {
+        Some(&(escaped, len)) => {
+            to[..8].copy_from_slice(&escaped);
+            usize::from(len)
+        }
+        None => {
+            to[0] = byte;
+            1
+        }
+    }
 }
 
 /// How each byte up to `\` stands in a JSON string, padded to eight bytes,

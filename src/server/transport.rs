@@ -41,8 +41,6 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
-
-use super::json;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -363,7 +361,7 @@ where
                 _ => None,
             };
             let mut bytes = out.buffer();
-            match json::to_writer(&mut bytes, &item) {
+            match super::json::to_writer(&mut bytes, &item) {
                 Ok(()) => bytes.push(b'\n'),
                 // Nothing the server sends fails to serialize; if something
                 // did, its request is still answered, and leaves the count
