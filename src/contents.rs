@@ -1,4 +1,5 @@
-//! The text of skills that were called, kept while their files are unchanged.
+//! The text of skills that were called more than once, kept while their
+//! files are unchanged.
 //!
 //! A call must see the file as it is now (behaviour.md §5.2: edits show up at
 //! once), but reading it means open, read and close, and an open inside a
@@ -9,6 +10,11 @@
 //! median `tools/call` round trip from about 140 µs to about 100 µs with
 //! watching on.
 //!
+//! A text is kept from the second read of its file on: most skills are
+//! called once in a session, and keeping every text read on a first call
+//! made the heap grow by a text a call (fresh pages, each a page fault) for
+//! nothing. Files read once are remembered by a hash of their path alone.
+//!
 //! The file is read only through the gate ([`gate::open_own`]), from the
 //! handle it opened. In the user's own folders a `stat` by path decides
 //! whether a kept text can be reused: it is reused only while the path leads
@@ -16,17 +22,20 @@
 //! project's `SKILL.md` is opened beneath the repository every time, so one
 //! swapped for a symlink out of it is refused however fresh its text looks.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::disk::{self, ReadError, Stamp};
+use crate::disk::{self, PathKey, ReadError, Stamp};
 use crate::gate::{self, Place};
 
 /// At most this many bytes of text are kept; past it the cache starts over.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
+/// At most this many files read once are remembered (8 bytes each); past it
+/// they are forgotten, and their next read counts as a first one.
+const READ_ONCE: usize = 64 * 1024;
 
-/// Skill texts by path.
+/// Skill texts by the path of their file.
 pub struct Contents {
     max_file_bytes: u64,
     cached: Mutex<Cached>,
@@ -34,7 +43,10 @@ pub struct Contents {
 
 #[derive(Default)]
 struct Cached {
-    texts: HashMap<PathBuf, (Stamp, Arc<String>)>,
+    texts: HashMap<PathKey, (Stamp, Arc<String>)>,
+    /// The hashes of the paths of files read once and not kept. Two paths
+    /// of one hash only get a text kept a read early.
+    read_once: HashSet<u64>,
     bytes: usize,
 }
 
@@ -50,42 +62,57 @@ impl Contents {
     /// [`read_text`] returns it.
     pub fn read(&self, place: Place) -> Result<Arc<String>, ReadError> {
         let path = &place.file();
+        let key = PathKey::bytes_of(path);
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = || {
             lock()
                 .texts
-                .get(path)
+                .get(key)
                 .map(|(version, text)| (*version, Arc::clone(text)))
         };
-        // A `stat` by path can only save the read when a text is kept (a
-        // first call opens the file straight away).
+        // Looked up once before the file is opened: a first call (nothing
+        // kept) opens it straight away, and a kept text whose `stat` by path
+        // differs may still be the one the open file is.
+        let before = kept();
         if place.fence.is_none()
-            && let Some((version, text)) = kept()
-            && version == Stamp::of(&std::fs::metadata(path)?)
+            && let Some((version, text)) = &before
+            && *version == Stamp::of(&std::fs::metadata(path)?)
         {
-            return Ok(text);
+            return Ok(Arc::clone(text));
         }
         let opened = gate::open_own(place)?;
         // Taken when it was opened: if the file changes while it is read,
         // the next call sees another version and reads again.
         let version = opened.stamp();
-        if let Some((kept_version, text)) = kept()
-            && kept_version == version
+        if let Some((kept_version, text)) = &before
+            && *kept_version == version
         {
-            return Ok(text);
+            return Ok(Arc::clone(text));
         }
         let len = opened.len();
         let bytes = disk::read_all(&mut opened.into_file(), len, self.max_file_bytes)?;
         // An `Arc<String>`, not an `Arc<str>`: that would copy the text once more.
         let text = Arc::new(disk::text(bytes)?);
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
         let mut cached = lock();
+        // A kept text that changed is kept again at once.
+        if before.is_none() {
+            if cached.read_once.len() == READ_ONCE {
+                cached.read_once.clear();
+            }
+            if cached.read_once.insert(hash) {
+                return Ok(text);
+            }
+            cached.read_once.remove(&hash);
+        }
         if cached.bytes + text.len() > CACHE_BYTES {
-            *cached = Cached::default();
+            cached.texts.clear();
+            cached.bytes = 0;
         }
         cached.bytes += text.len();
         if let Some((_, old)) = cached
             .texts
-            .insert(path.to_path_buf(), (version, Arc::clone(&text)))
+            .insert(PathKey(path.as_path().into()), (version, Arc::clone(&text)))
         {
             cached.bytes -= old.len();
         }
@@ -111,6 +138,31 @@ mod tests {
             file_name: path.file_name().unwrap().to_str().unwrap(),
             fence: None,
         }
+    }
+
+    /// How many texts `contents` keeps.
+    fn kept(contents: &Contents) -> usize {
+        contents.cached.lock().unwrap().texts.len()
+    }
+
+    #[test]
+    fn a_text_is_kept_from_its_second_read_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        let place = place(dir.path(), &path);
+        std::fs::write(&path, "one").unwrap();
+        let contents = Contents::new(1 << 20);
+        assert_eq!(&*contents.read(place).unwrap(), "one");
+        assert_eq!(kept(&contents), 0);
+        let second = contents.read(place).unwrap();
+        assert_eq!(kept(&contents), 1);
+        // The third read is the kept text itself.
+        assert!(Arc::ptr_eq(&second, &contents.read(place).unwrap()));
+        // A kept text that changed is read, and kept, again at once.
+        std::fs::write(&path, "two!").unwrap();
+        let changed = contents.read(place).unwrap();
+        assert_eq!(&*changed, "two!");
+        assert!(Arc::ptr_eq(&changed, &contents.read(place).unwrap()));
     }
 
     #[test]
