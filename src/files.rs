@@ -104,9 +104,7 @@ struct Kept {
 /// files once asked for.
 struct Checked {
     listing: Arc<Listing>,
-    /// Relative to the skill folder when inside it ("" for the skill folder
-    /// itself), else absolute (where a symlinked file's folder is reached
-    /// another way).
+    /// Relative to the skill folder ("" for the skill folder itself).
     dirs: Vec<(Box<Path>, Stamp)>,
     /// Parallel to `listing.files`.
     digests: Mutex<Option<Box<[Option<Sum>]>>>,
@@ -195,20 +193,9 @@ impl Files {
             None => Gate::open(place)?,
         };
         let walked = listing::walk(&gate, folder);
-        let dirs = walked
-            .dirs
-            .into_iter()
-            .map(|(path, stamp)| {
-                let rel = match path.strip_prefix(place.dir) {
-                    Ok(rel) => rel.into(),
-                    Err(_) => path.into_boxed_path(),
-                };
-                (rel, stamp)
-            })
-            .collect();
         let checked = Arc::new(Checked {
             listing: Arc::new(walked.listing),
-            dirs,
+            dirs: walked.dirs,
             digests: Mutex::new(None),
         });
         let mut listings = self.lock_listings();

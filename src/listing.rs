@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::disk::{self, FileId, Stamp};
 use crate::gate::{Entry as Found, Gate, Kind, Opened, Place};
@@ -124,11 +124,12 @@ pub struct Listing {
 
 /// What a walk saw: the listing, and the version of every folder it read and
 /// of the folder of every symlinked file's target (a folder's version changes
-/// when an entry in it is added, removed or renamed), by path.
+/// when an entry in it is added, removed or renamed).
 #[derive(Default)]
 pub struct Walked {
     pub listing: Listing,
-    pub dirs: Vec<(PathBuf, Stamp)>,
+    /// Relative to the skill folder ("" for the skill folder itself).
+    pub dirs: Vec<(Box<Path>, Stamp)>,
 }
 
 /// A folder waiting to be read.
@@ -230,15 +231,6 @@ pub fn list(gate: &Gate) -> Listing {
     walk(gate, "").listing
 }
 
-/// `dir` joined with a relative path ("" is `dir` itself).
-fn join(dir: &Path, rel: &str) -> PathBuf {
-    if rel.is_empty() {
-        dir.to_path_buf()
-    } else {
-        dir.join(rel)
-    }
-}
-
 /// A folder entry, followed if it is a symlink.
 enum Seen {
     /// A regular file of this size.
@@ -294,7 +286,7 @@ fn visit(
     let mut ancestors = frame.ancestors;
     ancestors.push(id);
     // Checked even when it cannot be read: it may become readable.
-    walked.dirs.push((join(skill_dir, &frame.rel), stamp));
+    walked.dirs.push((Path::new(&frame.rel).into(), stamp));
     let Ok(entries) = entries else {
         return Ok(());
     };
@@ -322,7 +314,7 @@ fn visit(
                     if let Some((above, _)) = target.real().and_then(|real| real.rsplit_once('/'))
                         && let Ok(folder) = gate.open_rel(above)
                     {
-                        walked.dirs.push((join(skill_dir, above), folder.stamp()));
+                        walked.dirs.push((Path::new(above).into(), folder.stamp()));
                     }
                     Seen::File(target.len())
                 }
@@ -426,6 +418,7 @@ pub(crate) mod tests {
     use super::*;
     #[cfg(unix)]
     use crate::gate::tests::symlink;
+    use std::path::PathBuf;
 
     /// A skill folder holding `files`, next to `outside.txt`.
     fn skill(files: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
