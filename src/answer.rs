@@ -306,7 +306,11 @@ fn find<'a>(view: &'a View, name: &str, base: Base) -> Result<&'a Skill, Lookup>
 /// remote client its `skill://` URI and how to read its files.
 fn base_directory(skill: &Skill, base: Base) -> String {
     match base {
-        Base::Path => skill.dir.display().to_string(),
+        // `display` checks the bytes chunk by chunk for invalid UTF-8.
+        Base::Path => match skill.dir.to_str() {
+            Some(dir) => dir.to_owned(),
+            None => skill.dir.display().to_string(),
+        },
         Base::Uri => render::remote_base_directory(&uri::of(&skill.name, "")),
     }
 }

@@ -211,31 +211,44 @@ pub fn remote_base_directory(uri: &str) -> String {
 /// The answer to a successful call: the header, a blank line, then SKILL.md
 /// exactly as read. `base` is the `Base directory` line's value.
 pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
-    with_text(header(skill, "", base), content)
-}
-
-/// `header`, a blank line, then `text`, grown once: a `SKILL.md` of many
-/// kilobytes appended bit by bit was reallocated (and copied) a dozen times.
-fn with_text(mut header: String, text: &str) -> String {
-    header.reserve_exact(1 + text.len());
-    header.push('\n');
-    header.push_str(text);
-    header
+    with_text(skill, "", base, content)
 }
 
 /// The header of every answer that loads something of `skill` (`file` is
 /// "" for the skill itself): `Loading:`, `Base directory:` (`base`), and
 /// for an installed skill `Source: url@version`, each line ending with a
-/// line break.
-fn header(skill: &Skill, file: &str, base: &str) -> String {
-    let slash = if file.is_empty() { "" } else { "/" };
-    let mut out = format!(
-        "Loading: {}{slash}{file}\nBase directory: {base}\n",
-        skill.name
+/// line break; then a blank line and `text`. Made in one allocation: a
+/// `SKILL.md` of many kilobytes appended bit by bit was reallocated (and
+/// copied) a dozen times, and a header grown to fit it was copied once more.
+fn with_text(skill: &Skill, file: &str, base: &str, text: &str) -> String {
+    let origin = skill.origin().map(|origin| origin.label());
+    let source = origin
+        .as_deref()
+        .map_or(0, |label| "Source: \n".len() + label.len());
+    let mut out = String::with_capacity(
+        "Loading: /\nBase directory: \n\n".len()
+            + skill.name.len()
+            + file.len()
+            + base.len()
+            + source
+            + text.len(),
     );
-    if let Some(origin) = skill.origin() {
-        let _ = writeln!(out, "Source: {}", origin.label());
+    out.push_str("Loading: ");
+    out.push_str(&skill.name);
+    if !file.is_empty() {
+        out.push('/');
+        out.push_str(file);
     }
+    out.push_str("\nBase directory: ");
+    out.push_str(base);
+    out.push('\n');
+    if let Some(label) = origin {
+        out.push_str("Source: ");
+        out.push_str(&label);
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(text);
     out
 }
 
@@ -461,15 +474,16 @@ pub fn human_size(bytes: u64) -> String {
 
 /// The answer for a text file: its own header, then the text exactly as read.
 pub fn loading_file(skill: &Skill, file: &str, text: &str, base: &str) -> String {
-    with_text(header(skill, file, base), text)
+    with_text(skill, file, base, text)
 }
 
 /// The text block of an image (the image itself is another block).
 pub fn loading_image(skill: &Skill, file: &str, mime: &str, size: u64, base: &str) -> String {
-    format!(
-        "{}\n{file} is an image ({mime}, {}).",
-        header(skill, file, base),
-        human_size(size)
+    with_text(
+        skill,
+        file,
+        base,
+        &format!("{file} is an image ({mime}, {}).", human_size(size)),
     )
 }
 
