@@ -31,9 +31,10 @@ use crate::gate::{self, Place};
 
 /// At most this many bytes of text are kept; past it the cache starts over.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
-/// At most this many files read once are remembered (8 bytes each); past it
-/// they are forgotten, and their next read counts as a first one.
-const READ_ONCE: usize = 64 * 1024;
+/// At most this many files read once are remembered (their table takes at
+/// most 0.6 MB); past it they are forgotten, and their next read counts as a
+/// first one.
+const READ_ONCE: usize = 32 * 1024;
 
 /// Skill texts by the path of their file.
 pub struct Contents {
