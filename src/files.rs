@@ -432,8 +432,8 @@ fn unchanged(skill_dir: &Path, checked: &Checked) -> bool {
     })
 }
 
-/// `fs::metadata` of `base` joined with `rel` ("" for `base` itself, an
-/// absolute `rel` alone), the path made in a buffer of this thread's. A
+/// `fs::metadata` of `base` joined with the relative path `rel` ("" for
+/// `base` itself), the path made in a buffer of this thread's. A
 /// cached `skills/list` page checks every file and folder by path, and
 /// making each path (`Path::join` allocated twice) had the page's two
 /// threads queueing on the allocator's lock (a cached walk at 100,000
