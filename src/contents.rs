@@ -94,10 +94,13 @@ impl Contents {
         let bytes = disk::read_all(&mut opened.into_file(), len, self.max_file_bytes)?;
         // An `Arc<String>`, not an `Arc<str>`: that would copy the text once more.
         let text = Arc::new(disk::text(bytes)?);
-        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+        // Hashed only when no text was kept (this may be the file's first
+        // read): a kept text that changed is kept again at once.
+        let first = before
+            .is_none()
+            .then(|| BuildHasherDefault::<DefaultHasher>::default().hash_one(key));
         let mut cached = lock();
-        // A kept text that changed is kept again at once.
-        if before.is_none() {
+        if let Some(hash) = first {
             if cached.read_once.len() == READ_ONCE {
                 cached.read_once.clear();
             }

@@ -2,7 +2,7 @@
 //! with strings escaped sixteen bytes at a time.
 //!
 //! An answer is mostly one string, a whole `SKILL.md`, and serde_json looks
-//! at a string one byte at a time: a tenth of a first call's CPU at 10,000
+//! at a string one byte at a time: 15% of a first call's CPU at 10,000
 //! skills went there (benches/README.md, "Writing an answer"). This
 //! serializer copies sixteen bytes ahead and checks them for what JSON
 //! escapes (a control character, `"`, `\`) eight at a time, in two words; a
