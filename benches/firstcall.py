@@ -2,7 +2,9 @@
 """First calls of skills, builds compared in alternating blocks (stdlib only).
 
     cargo build --release --bin skillserve --example floor_server
-    python3 benches/firstcall.py [--size N] [--blocks B] [--per K] BIN [BIN ...]
+    python3 benches/firstcall.py [--size N] [--blocks B] [--per K]
+                                 [--pin split|same|none] [--kind all|one-file|with-files]
+                                 BIN [BIN ...]
 
 Starts every server given (a path to a skillserve build, or `floor` for
 `examples/floor_server.rs`) at once on the corpus of N skills (default 10,000;
@@ -17,7 +19,19 @@ tens of percent between runs, more than most changes to the call path.
 Per server: the median round trip and its ratio to the first server's, and
 the server's CPU per call (all its threads, from /proc/PID/task/*/schedstat),
 the median of the blocks'. The page cache is warmed first (every skill file
-read once), unless --cold.
+read once), unless --cold. --kind calls only one-file skills (a folder with
+`SKILL.md` alone) or only the others.
+
+Where the processes run decides the round trip more than any server does, so
+it is fixed (--pin; Linux): on a virtual machine, waking a process on a CPU
+that sits idle costs 70-90 µs, on the same CPU a few. Left to the scheduler
+(`none`), each server settles on the client's CPU or on the other one for the
+whole run, by chance: one run put the floor at 45 µs and skillserve at 159 µs,
+the next (servers started the other way round) at 73 µs and 161 µs.
+- `split` (the default): the client on one CPU, every server on another, as
+  on a machine with cores to spare; every message wakes the other CPU.
+- `same`: the client and the servers on one CPU; no wake-up crosses CPUs, so
+  the round trip is the client's and the server's CPU time, nothing else.
 """
 
 import argparse
@@ -54,6 +68,10 @@ def main(argv):
     ap.add_argument("--blocks", type=int, default=20)
     ap.add_argument("--per", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pin", choices=["split", "same", "none"], default="split",
+                    help="where the client and the servers run (see above)")
+    ap.add_argument("--kind", choices=["all", "one-file", "with-files"], default="all",
+                    help="call only skills whose folder holds SKILL.md alone, or only the others")
     ap.add_argument("--cold", action="store_true", help="do not warm the page cache first")
     ap.add_argument("--timeout", type=float, default=300.0)
     a = ap.parse_args(argv)
@@ -62,6 +80,9 @@ def main(argv):
     floor = os.path.join(release, "examples", "floor_server")
     skills = e2e.corpus(a.size, os.path.join(e2e.target_dir(), "bench-corpus"), e2e.MAKE_CORPUS)
     names = sorted(os.listdir(skills))
+    if a.kind != "all":
+        names = [name for name in names
+                 if (os.listdir(os.path.join(skills, name)) == ["SKILL.md"]) == (a.kind == "one-file")]
     if a.blocks * a.per > len(names):
         print(f"firstcall: {a.blocks} blocks of {a.per} need {a.blocks * a.per} skills; the corpus has {len(names)}",
               file=sys.stderr)
@@ -70,6 +91,19 @@ def main(argv):
     rng.shuffle(names)
     if not a.cold:
         subprocess.run(["find", skills, "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, check=True)
+
+    client_cpu = server_cpu = None
+    if a.pin != "none":
+        if not hasattr(os, "sched_setaffinity"):
+            print("firstcall: pinning needs Linux; use --pin none", file=sys.stderr)
+            return 2
+        cpus = sorted(os.sched_getaffinity(0))
+        if a.pin == "split" and len(cpus) < 2:
+            print("firstcall: --pin split needs two CPUs; use --pin same", file=sys.stderr)
+            return 2
+        client_cpu, server_cpu = cpus[0], cpus[1] if a.pin == "split" else cpus[0]
+        # The servers inherit the CPU the script runs on when they start.
+        os.sched_setaffinity(0, {server_cpu})
 
     homes, servers = [], []
     try:
@@ -84,6 +118,8 @@ def main(argv):
                 server.start()
                 freshness.settle(server)
             servers.append(server)
+        if client_cpu is not None:
+            os.sched_setaffinity(0, {client_cpu})
         trips = {i: [] for i in range(len(servers))}
         cpu = {i: [] for i in range(len(servers))}
         for block in range(a.blocks):
@@ -106,7 +142,12 @@ def main(argv):
         for home in homes:
             home.cleanup()
 
-    print(f"{a.size:,} skills, {a.blocks} blocks of {a.per} first calls, load average {os.getloadavg()[0]:.2f}")
+    placement = {"split": f"client on CPU {client_cpu}, servers on CPU {server_cpu}",
+                 "same": f"client and servers on CPU {client_cpu}",
+                 "none": "not pinned"}[a.pin]
+    kind = {"all": "", "one-file": " (one-file skills)", "with-files": " (skills with other files)"}[a.kind]
+    print(f"{a.size:,} skills, {a.blocks} blocks of {a.per} first calls{kind}, {placement}, "
+          f"load average {os.getloadavg()[0]:.2f}")
     print()
     print("| server | round trip p50 | ratio | CPU per call |")
     print("|---|---:|---:|---:|")
