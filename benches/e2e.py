@@ -294,6 +294,55 @@ def run(binary, skills_dir, home, timeout, body, extra_args=()):
 
 
 # ------------------------------------------------------------------ measurements
+class Pinned:
+    """While in use, the client (this process) runs on one CPU and every thread
+    of the processes `pids` on another (`split`), or all of them on one
+    (`same`); afterwards every one may run anywhere again. Linux only.
+
+    On a virtual machine, a message that wakes a process on an idle CPU costs
+    70-90 µs more than one that wakes it on the CPU of its waker, and left to
+    the scheduler a server settles on the client's CPU or on the other one for
+    a whole run, by chance: an unpinned round trip compares placements as much
+    as servers (benches/README.md, "Where the client and the server run").
+    Threads a server starts meanwhile inherit the CPU of the thread starting
+    them."""
+
+    def __init__(self, pids, placement="split"):
+        if not hasattr(os, "sched_setaffinity"):
+            raise SystemExit("pinning the client and the servers to CPUs needs Linux")
+        self.cpus = sorted(os.sched_getaffinity(0))
+        if placement == "split" and len(self.cpus) < 2:
+            raise SystemExit("placing the client and the servers on CPUs of their own needs two CPUs")
+        self.client = self.cpus[0]
+        self.server = self.cpus[1] if placement == "split" else self.cpus[0]
+        self.pids = pids
+
+    def threads(self):
+        for pid in self.pids:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                yield int(task)
+
+    def set(self, client, server):
+        os.sched_setaffinity(0, client)
+        for tid in self.threads():
+            try:
+                os.sched_setaffinity(tid, server)
+            except ProcessLookupError:
+                pass  # a thread that ended meanwhile
+
+    def __enter__(self):
+        self.set({self.client}, {self.server})
+        return self
+
+    def __exit__(self, *_):
+        self.set(set(self.cpus), set(self.cpus))
+
+    def describe(self):
+        if self.client == self.server:
+            return f"client and servers on CPU {self.client}"
+        return f"client on CPU {self.client}, servers on CPU {self.server}"
+
+
 def percentile(values, p):
     """Linear interpolation between closest ranks (p in 0..100)."""
     ordered = sorted(values)

@@ -32,9 +32,12 @@ the next (servers started the other way round) at 73 µs and 161 µs.
   on a machine with cores to spare; every message wakes the other CPU.
 - `same`: the client and the servers on one CPU; no wake-up crosses CPUs, so
   the round trip is the client's and the server's CPU time, nothing else.
+The servers start and settle unpinned; every thread of theirs is pinned for
+the calls (`e2e.Pinned`).
 """
 
 import argparse
+import contextlib
 import glob
 import os
 import random
@@ -59,6 +62,24 @@ def cpu_ns(pid):
         except OSError:
             pass  # a thread that ended meanwhile
     return total
+
+
+def blocks(a, names, rng, servers, trips, cpu):
+    """The blocks of first calls, each sent to every server in a shuffled order."""
+    for block in range(a.blocks):
+        calls = names[block * a.per:(block + 1) * a.per]
+        order = list(range(len(servers)))
+        rng.shuffle(order)
+        for i in order:
+            server = servers[i]
+            before = cpu_ns(server.proc.pid)
+            for name in calls:
+                started = time.perf_counter()
+                result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
+                trips[i].append((time.perf_counter() - started) * 1e6)
+                if result.get("isError"):
+                    raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
+            cpu[i].append((cpu_ns(server.proc.pid) - before) / a.per / 1000)
 
 
 def main(argv):
@@ -92,19 +113,6 @@ def main(argv):
     if not a.cold:
         subprocess.run(["find", skills, "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, check=True)
 
-    client_cpu = server_cpu = None
-    if a.pin != "none":
-        if not hasattr(os, "sched_setaffinity"):
-            print("firstcall: pinning needs Linux; use --pin none", file=sys.stderr)
-            return 2
-        cpus = sorted(os.sched_getaffinity(0))
-        if a.pin == "split" and len(cpus) < 2:
-            print("firstcall: --pin split needs two CPUs; use --pin same", file=sys.stderr)
-            return 2
-        client_cpu, server_cpu = cpus[0], cpus[1] if a.pin == "split" else cpus[0]
-        # The servers inherit the CPU the script runs on when they start.
-        os.sched_setaffinity(0, {server_cpu})
-
     homes, servers = [], []
     try:
         for binary in a.servers:
@@ -118,33 +126,18 @@ def main(argv):
                 server.start()
                 freshness.settle(server)
             servers.append(server)
-        if client_cpu is not None:
-            os.sched_setaffinity(0, {client_cpu})
+        pinned = e2e.Pinned([server.proc.pid for server in servers], a.pin) if a.pin != "none" else None
         trips = {i: [] for i in range(len(servers))}
         cpu = {i: [] for i in range(len(servers))}
-        for block in range(a.blocks):
-            calls = names[block * a.per:(block + 1) * a.per]
-            order = list(range(len(servers)))
-            rng.shuffle(order)
-            for i in order:
-                server = servers[i]
-                before = cpu_ns(server.proc.pid)
-                for name in calls:
-                    started = time.perf_counter()
-                    result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
-                    trips[i].append((time.perf_counter() - started) * 1e6)
-                    if result.get("isError"):
-                        raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
-                cpu[i].append((cpu_ns(server.proc.pid) - before) / a.per / 1000)
+        with pinned or contextlib.nullcontext():
+            blocks(a, names, rng, servers, trips, cpu)
     finally:
         for server in servers:
             server.stop()
         for home in homes:
             home.cleanup()
 
-    placement = {"split": f"client on CPU {client_cpu}, servers on CPU {server_cpu}",
-                 "same": f"client and servers on CPU {client_cpu}",
-                 "none": "not pinned"}[a.pin]
+    placement = pinned.describe() if pinned else "not pinned"
     kind = {"all": "", "one-file": " (one-file skills)", "with-files": " (skills with other files)"}[a.kind]
     print(f"{a.size:,} skills, {a.blocks} blocks of {a.per} first calls{kind}, {placement}, "
           f"load average {os.getloadavg()[0]:.2f}")

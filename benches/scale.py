@@ -21,7 +21,9 @@ target/bench-corpus/<N>/skills) and each round, in turn:
       - miss: --misses calls of names no skill has, each more than a second
         after the previous one, so that each may rescan (median and max);
       - call: --calls `tools/call` requests over distinct random skills (the
-        first call of each skill), p50 and p99, and the floor's;
+        first call of each skill), p50 and p99, and the floor's; the client
+        and the server pinned to a CPU each meanwhile (--pin, as in
+        firstcall.py: left to the scheduler, the placement decides);
       - walk: every `skills/list` page, cold (listings and digests computed;
         the OS page cache is warm) and again cached; hashing throughput of
         the cold walk in MB/s of the files hashed;
@@ -35,6 +37,7 @@ misbehaves.
 """
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -56,14 +59,15 @@ def time_cat(skills_dir):
     return time.perf_counter() - started
 
 
-def calls(server, names):
+def calls(server, names, pin):
     trips = []
-    for name in names:
-        started = time.perf_counter()
-        result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
-        trips.append((time.perf_counter() - started) * 1e6)
-        if result.get("isError"):
-            raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
+    with e2e.Pinned([server.proc.pid], pin) if pin != "none" else contextlib.nullcontext():
+        for name in names:
+            started = time.perf_counter()
+            result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
+            trips.append((time.perf_counter() - started) * 1e6)
+            if result.get("isError"):
+                raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
     return trips
 
 
@@ -106,7 +110,7 @@ def skillserve_round(binary, skills_dir, n, names, a):
                     raise e2e.ServerError("a miss was answered as a skill")
             figures["miss"] = statistics.median(misses)
             figures["miss-max"] = max(misses)
-            trips = calls(server, names)
+            trips = calls(server, names, a.pin)
             figures["call"] = statistics.median(trips)
             figures["call-p99"] = e2e.percentile(trips, 99)
             figures["walk-cold"] = walk(server, n)
@@ -140,7 +144,7 @@ def floor_round(floor, skills_dir, names, a):
         server = e2e.Server(None, None, home, a.timeout, argv=[floor, skills_dir])
         try:
             server.start()
-            trips = calls(server, names)
+            trips = calls(server, names, a.pin)
             server.stop()
         finally:
             server.kill()
@@ -176,6 +180,9 @@ def main(argv=None):
     ap.add_argument("--idle", type=float, default=60.0, help="idle seconds measured (default 60)")
     ap.add_argument("--misses", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--pin", choices=["split", "same", "none"], default="split",
+                    help="where the client and the server run while calls are timed "
+                         "(split: a CPU each; same: one CPU; see e2e.Pinned)")
     ap.add_argument("--timeout", type=float, default=300.0)
     a = ap.parse_args(argv)
 
