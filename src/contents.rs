@@ -65,16 +65,13 @@ impl Contents {
         let path = &place.file();
         let key = PathKey::bytes_of(path);
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = || {
-            lock()
-                .texts
-                .get(key)
-                .map(|(version, text)| (*version, Arc::clone(text)))
-        };
         // Looked up once before the file is opened: a first call (nothing
         // kept) opens it straight away, and a kept text whose `stat` by path
         // differs may still be the one the open file is.
-        let before = kept();
+        let before = lock()
+            .texts
+            .get(key)
+            .map(|(version, text)| (*version, Arc::clone(text)));
         if place.fence.is_none()
             && let Some((version, text)) = &before
             && *version == Stamp::of(&std::fs::metadata(path)?)
@@ -136,10 +133,20 @@ pub fn read_text(place: Place, max: u64) -> Result<String, ReadError> {
 mod tests {
     use super::*;
 
-    fn place<'a>(dir: &'a std::path::Path, path: &'a std::path::Path) -> Place<'a> {
+    /// A skill folder in a temporary directory, its `SKILL.md` holding
+    /// `text`, and that file's path.
+    fn skill(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    /// The skill in `dir`, in the user's folders.
+    fn place(dir: &std::path::Path) -> Place<'_> {
         Place {
             dir,
-            file_name: path.file_name().unwrap().to_str().unwrap(),
+            file_name: "SKILL.md",
             fence: None,
         }
     }
@@ -151,10 +158,8 @@ mod tests {
 
     #[test]
     fn a_text_is_kept_from_its_second_read_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("SKILL.md");
-        let place = place(dir.path(), &path);
-        std::fs::write(&path, "one").unwrap();
+        let (dir, path) = skill("one");
+        let place = place(dir.path());
         let contents = Contents::new(1 << 20);
         assert_eq!(&*contents.read(place).unwrap(), "one");
         assert_eq!(kept(&contents), 0);
@@ -171,10 +176,8 @@ mod tests {
 
     #[test]
     fn a_changed_file_is_read_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("SKILL.md");
-        let place = place(dir.path(), &path);
-        std::fs::write(&path, "one").unwrap();
+        let (dir, path) = skill("one");
+        let place = place(dir.path());
         let contents = Contents::new(1 << 20);
         assert_eq!(&*contents.read(place).unwrap(), "one");
         std::fs::write(&path, "two!").unwrap();
@@ -188,12 +191,13 @@ mod tests {
 
     #[test]
     fn a_vanished_file_is_an_io_error_not_a_cached_text() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("SKILL.md");
-        let place = place(dir.path(), &path);
-        std::fs::write(&path, "x").unwrap();
+        let (dir, path) = skill("x");
+        let place = place(dir.path());
         let contents = Contents::new(1 << 20);
+        // Read twice, so that its text is kept.
         contents.read(place).unwrap();
+        contents.read(place).unwrap();
+        assert_eq!(kept(&contents), 1);
         std::fs::remove_file(&path).unwrap();
         assert!(
             matches!(contents.read(place), Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
@@ -217,6 +221,9 @@ mod tests {
         };
         let contents = Contents::new(1 << 20);
         assert_eq!(&*contents.read(place).unwrap(), "inside");
+        // Read twice, so that its text is kept.
+        assert_eq!(&*contents.read(place).unwrap(), "inside");
+        assert_eq!(kept(&contents), 1);
         // The very same file, moved out and linked back in.
         let out = temp.path().join("SKILL.md");
         std::fs::rename(&path, &out).unwrap();
