@@ -294,10 +294,14 @@ def run(binary, skills_dir, home, timeout, body, extra_args=()):
 
 
 # ------------------------------------------------------------------ measurements
+PLACEMENTS = ("split", "same", "none")
+
+
 class Pinned:
     """While in use, the client (this process) runs on one CPU and every thread
     of the processes `pids` on another (`split`), or all of them on one
-    (`same`); afterwards every one may run anywhere again. Linux only.
+    (`same`); afterwards every one may run anywhere again. Linux only;
+    `none` leaves the placement to the scheduler.
 
     On a virtual machine, a message that wakes a process on an idle CPU costs
     70-90 µs more than one that wakes it on the CPU of its waker, and left to
@@ -308,6 +312,10 @@ class Pinned:
     them."""
 
     def __init__(self, pids, placement="split"):
+        self.pids = pids
+        self.placement = placement
+        if placement == "none":
+            return
         if not hasattr(os, "sched_setaffinity"):
             raise SystemExit("pinning the client and the servers to CPUs needs Linux")
         self.cpus = sorted(os.sched_getaffinity(0))
@@ -315,7 +323,6 @@ class Pinned:
             raise SystemExit("placing the client and the servers on CPUs of their own needs two CPUs")
         self.client = self.cpus[0]
         self.server = self.cpus[1] if placement == "split" else self.cpus[0]
-        self.pids = pids
 
     def threads(self):
         for pid in self.pids:
@@ -331,13 +338,17 @@ class Pinned:
                 pass  # a thread that ended meanwhile
 
     def __enter__(self):
-        self.set({self.client}, {self.server})
+        if self.placement != "none":
+            self.set({self.client}, {self.server})
         return self
 
     def __exit__(self, *_):
-        self.set(set(self.cpus), set(self.cpus))
+        if self.placement != "none":
+            self.set(set(self.cpus), set(self.cpus))
 
     def describe(self):
+        if self.placement == "none":
+            return "not pinned"
         if self.client == self.server:
             return f"client and servers on CPU {self.client}"
         return f"client on CPU {self.client}, servers on CPU {self.server}"

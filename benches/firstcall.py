@@ -37,7 +37,6 @@ the calls (`e2e.Pinned`).
 """
 
 import argparse
-import contextlib
 import glob
 import os
 import random
@@ -89,7 +88,7 @@ def main(argv):
     ap.add_argument("--blocks", type=int, default=20)
     ap.add_argument("--per", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--pin", choices=["split", "same", "none"], default="split",
+    ap.add_argument("--pin", choices=e2e.PLACEMENTS, default="split",
                     help="where the client and the servers run (see above)")
     ap.add_argument("--kind", choices=["all", "one-file", "with-files"], default="all",
                     help="call only skills whose folder holds SKILL.md alone, or only the others")
@@ -126,10 +125,10 @@ def main(argv):
                 server.start()
                 freshness.settle(server)
             servers.append(server)
-        pinned = e2e.Pinned([server.proc.pid for server in servers], a.pin) if a.pin != "none" else None
+        pinned = e2e.Pinned([server.proc.pid for server in servers], a.pin)
         trips = {i: [] for i in range(len(servers))}
         cpu = {i: [] for i in range(len(servers))}
-        with pinned or contextlib.nullcontext():
+        with pinned:
             blocks(a, names, rng, servers, trips, cpu)
     finally:
         for server in servers:
@@ -137,7 +136,7 @@ def main(argv):
         for home in homes:
             home.cleanup()
 
-    placement = pinned.describe() if pinned else "not pinned"
+    placement = pinned.describe()
     kind = {"all": "", "one-file": " (one-file skills)", "with-files": " (skills with other files)"}[a.kind]
     print(f"{a.size:,} skills, {a.blocks} blocks of {a.per} first calls{kind}, {placement}, "
           f"load average {os.getloadavg()[0]:.2f}")

@@ -37,7 +37,6 @@ misbehaves.
 """
 
 import argparse
-import contextlib
 import os
 import random
 import signal
@@ -61,7 +60,7 @@ def time_cat(skills_dir):
 
 def calls(server, names, pin):
     trips = []
-    with e2e.Pinned([server.proc.pid], pin) if pin != "none" else contextlib.nullcontext():
+    with e2e.Pinned([server.proc.pid], pin):
         for name in names:
             started = time.perf_counter()
             result = server.request("tools/call", {"name": "skill", "arguments": {"name": name}})
@@ -180,7 +179,7 @@ def main(argv=None):
     ap.add_argument("--idle", type=float, default=60.0, help="idle seconds measured (default 60)")
     ap.add_argument("--misses", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--pin", choices=["split", "same", "none"], default="split",
+    ap.add_argument("--pin", choices=e2e.PLACEMENTS, default="split",
                     help="where the client and the server run while calls are timed "
                          "(split: a CPU each; same: one CPU; see e2e.Pinned)")
     ap.add_argument("--timeout", type=float, default=300.0)
