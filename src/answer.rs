@@ -345,7 +345,7 @@ pub fn not_found(view: &View, name: &str, vanished: Option<&str>) -> Answer {
     matches.truncate(MAX_MATCHES);
     let total = view.len() - usize::from(vanished.is_some());
     Answer::NotFound {
-        text: render::not_found(name, &matches, total),
+        text: render::not_found(name, &matches, total, view.placement()),
         vanished: vanished.is_some(),
     }
 }

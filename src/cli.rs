@@ -120,8 +120,12 @@ pub enum Command {
         all: bool,
         /// Print the `skill` tool's description exactly as a client receives
         /// it (in the budget of --description-budget).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "instructions")]
         description: bool,
+        /// Print the server's instructions exactly as a client receives them
+        /// (with the catalog when it goes there for that client).
+        #[arg(long, conflicts_with_all = ["json", "all"])]
+        instructions: bool,
         /// What the client that calls itself NAME (its `clientInfo.name`,
         /// e.g. claude-code, codex-mcp-client, cursor-vscode) would see.
         #[arg(long, value_name = "NAME")]
@@ -717,10 +721,15 @@ impl Cli {
             let serve_flags = ServeArgs::augment_args(clap::Command::new("serve"));
             let renders_description = matches!(
                 cli.command,
-                Some(Command::List {
-                    description: true,
-                    ..
-                })
+                Some(
+                    Command::List {
+                        description: true,
+                        ..
+                    } | Command::List {
+                        instructions: true,
+                        ..
+                    }
+                )
             );
             cli.misplaced_serve_flag = serve_flags
                 .get_arguments()

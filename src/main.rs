@@ -86,7 +86,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let profiles = Profiles::new(&settings);
         let name = client.map(profiles::client_name);
         let key = profiles.key(name.as_deref());
-        let header = name.map(|name| format!("Offered to {name}: {}", profiles.describe(key)));
+        let header = name.map(|name| {
+            format!(
+                "Offered to {name}: {}\n{}",
+                profiles.describe(key),
+                profiles.describe_catalog(key, &name)
+            )
+        });
         (profiles, snapshot, key, header)
     };
     let max_file_bytes = settings.config.max_file_bytes;
@@ -115,6 +121,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }) => {
             let (profiles, snapshot, key, _) = view_for(client.as_deref());
             commands::description(&profiles.view(&snapshot, key), &mut out)?
+        }
+        Some(Command::List {
+            instructions: true,
+            client,
+            ..
+        }) => {
+            let (profiles, snapshot, key, _) = view_for(client.as_deref());
+            commands::instructions(&profiles.view(&snapshot, key), &mut out)?
         }
         Some(Command::List {
             json, all, client, ..

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use crate::config::MAX_QUERY_CHARS;
+use crate::config::{MAX_QUERY_CHARS, Placement};
 use crate::diagnostic::Diagnostic;
 use crate::gate::FileError;
 use crate::listing::{self, Limit, Listing};
@@ -21,6 +21,58 @@ pub const DESCRIPTION_HEADER: &str =
 /// The list line when there are no skills at all.
 pub const NO_SKILLS_LINE: &str = "(none yet: no SKILL.md files were found)";
 
+/// The `skill` tool's description when the catalog is in the server's
+/// `instructions` (behaviour.md §5.4): one line saying where it is.
+pub const TOOL_POINTER: &str = "Load a skill by name to get specialized instructions. The skills are listed in this server's instructions; call `skill` with a skill's name, or with a few words describing the task to search them.";
+
+/// Server `instructions` when the catalog is in the tool description: tell
+/// the model plainly when to call the tool.
+pub const INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. Paths mentioned in a skill are relative to the `Base directory` line of the answer.";
+
+/// [`INSTRUCTIONS`] of a server reached over HTTP, whose paths the client
+/// cannot open.
+pub const REMOTE_INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. This server is remote: read a file a skill mentions by calling `skill` again with the skill's name and the file's path (relative to the skill's folder) as `file`.";
+
+/// The first lines of the server `instructions` that carry the catalog; the
+/// list follows, as in the tool description.
+pub const INSTRUCTIONS_HEADER: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches one of the skills listed below, call the `skill` tool with that name before starting and follow the instructions it returns. Paths mentioned in a skill are relative to the `Base directory` line of the answer.\n\nAvailable skills:";
+
+/// [`INSTRUCTIONS_HEADER`] of a server reached over HTTP.
+pub const REMOTE_INSTRUCTIONS_HEADER: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches one of the skills listed below, call the `skill` tool with that name before starting and follow the instructions it returns. This server is remote: read a file a skill mentions by calling `skill` again with the skill's name and the file's path (relative to the skill's folder) as `file`.\n\nAvailable skills:";
+
+/// The server `instructions`: with the catalog (in `budget` characters,
+/// the header included) when `placement` puts it there, else the text that
+/// points at the tool description. `remote`: served over HTTP.
+pub fn instructions<'a>(
+    skills: impl IntoIterator<Item = &'a Skill>,
+    placement: Placement,
+    remote: bool,
+    budget: usize,
+    uses: &dyn Fn(&Skill) -> u32,
+) -> String {
+    match (placement.in_instructions(), remote) {
+        (false, false) => INSTRUCTIONS.to_owned(),
+        (false, true) => REMOTE_INSTRUCTIONS.to_owned(),
+        (true, false) => catalog(INSTRUCTIONS_HEADER, skills, budget, uses),
+        (true, true) => catalog(REMOTE_INSTRUCTIONS_HEADER, skills, budget, uses),
+    }
+}
+
+/// The `skill` tool's description: the catalog (in `budget` characters)
+/// when `placement` puts it there, else [`TOOL_POINTER`].
+pub fn description<'a>(
+    skills: impl IntoIterator<Item = &'a Skill>,
+    placement: Placement,
+    budget: usize,
+    uses: &dyn Fn(&Skill) -> u32,
+) -> String {
+    if placement.in_tool() {
+        catalog(DESCRIPTION_HEADER, skills, budget, uses)
+    } else {
+        TOOL_POINTER.to_owned()
+    }
+}
+
 /// Descriptions are never cut shorter than this many characters; below it they
 /// are dropped altogether (a name alone says more than a stub).
 const MIN_CUT: usize = 16;
@@ -31,22 +83,39 @@ const MATCH_DESCRIPTION_CHARS: usize = 100;
 /// A "not found" answer echoes at most this much of the name it was given.
 const ECHO_CHARS: usize = 80;
 
-/// The `skill` tool description: the header, then `- name: description` per
-/// skill, in at most `budget` characters (Unicode scalar values).
-///
-/// When everything does not fit, descriptions are shortened longest first (all
-/// cut to one common length, ending in `…`); if even [`MIN_CUT`] characters each
-/// do not fit, only names are listed; if the names alone do not fit, trailing
-/// entries are replaced by one line saying how many more skills exist. The
-/// header always stays, so `budget` must be at least
-/// [`crate::config::MIN_DESCRIPTION_BUDGET`] for the limit to hold.
+/// The `skill` tool description with the catalog: [`catalog`] under
+/// [`DESCRIPTION_HEADER`], no skill used before.
 pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget: usize) -> String {
+    catalog(DESCRIPTION_HEADER, skills, budget, &|_| 0)
+}
+
+/// The catalog: `header`, then `- name: description` per skill, in at most
+/// `budget` characters (Unicode scalar values), `header` included.
+/// `uses(skill)` is how often the skill was loaded lately (0: not at all).
+///
+/// When everything fits, the skills are listed in the order given. When it
+/// does not, the skills used lately come first (most used first, then by
+/// name), the others after them in the order given, and room is taken from
+/// the unused ones first: their descriptions are shortened (all cut to one
+/// common length, ending in `…`), then dropped (names only); only then are
+/// the used ones' descriptions shortened, then dropped. Descriptions are
+/// never cut shorter than [`MIN_CUT`] characters. If the names alone do not
+/// fit, trailing entries are replaced by one line saying how many more
+/// skills exist. The header always stays, so `budget` must be at least
+/// [`crate::config::MIN_DESCRIPTION_BUDGET`] (for the tool description) for
+/// the limit to hold.
+pub fn catalog<'a>(
+    header: &str,
+    skills: impl IntoIterator<Item = &'a Skill>,
+    budget: usize,
+    uses: &dyn Fn(&Skill) -> u32,
+) -> String {
     let skills: Vec<&Skill> = skills.into_iter().collect();
     if skills.is_empty() {
-        return format!("{DESCRIPTION_HEADER}\n{NO_SKILLS_LINE}");
+        return format!("{header}\n{NO_SKILLS_LINE}");
     }
-    let header = DESCRIPTION_HEADER.chars().count();
-    let names_only: usize = header
+    let header_chars = header.chars().count();
+    let names_only: usize = header_chars
         + skills
             .iter()
             .map(|s| 3 + s.name.chars().count())
@@ -55,7 +124,7 @@ pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget:
     // on one line and counted (2% of the start-up's CPU at 100,000 skills,
     // measured with `perf`).
     let with_descriptions = names_only <= budget;
-    let entries: Vec<Entry> = skills
+    let mut entries: Vec<Entry> = skills
         .into_iter()
         .map(|s| {
             let description = if with_descriptions {
@@ -68,44 +137,80 @@ pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget:
                 description_chars: description.chars().count(),
                 description,
                 name_chars: s.name.chars().count(),
+                uses: uses(s),
             }
         })
         .collect();
-    let cost = |cap: usize| -> usize {
-        names_only
-            + entries
-                .iter()
-                .map(|e| e.description_cost(cap))
-                .sum::<usize>()
+    let cost = |entries: &[Entry], cap: Cap| -> usize {
+        entries
+            .iter()
+            .map(|e| e.description_cost(cap))
+            .sum::<usize>()
     };
-    let longest = entries
-        .iter()
-        .map(|e| e.description_chars)
-        .max()
-        .unwrap_or(0);
-
-    if cost(longest) <= budget {
-        return render(&entries, entries.len(), Some(longest));
+    if names_only + cost(&entries, Cap::Full) <= budget {
+        let listed = Listed::new(&entries, 0, Cap::Full, Cap::Full);
+        return render(header, &entries, listed);
     }
-    if cost(MIN_CUT) <= budget {
-        // Largest cap in [MIN_CUT, longest) that fits: cost is monotonic in cap.
-        let (mut fits, mut too_big) = (MIN_CUT, longest);
-        while too_big - fits > 1 {
-            let mid = fits + (too_big - fits) / 2;
-            if cost(mid) <= budget {
-                fits = mid;
+    // Over budget: the skills used lately first, most used first.
+    let used = entries.iter().filter(|e| e.uses > 0).count();
+    if used > 0 {
+        let mut keyed: Vec<(usize, Entry)> = entries.into_iter().enumerate().collect();
+        keyed.sort_by_cached_key(|(index, e)| match e.uses {
+            0 => (1, 0, String::new(), *index),
+            uses => (0, u32::MAX - uses, e.name.to_lowercase(), *index),
+        });
+        entries = keyed.into_iter().map(|(_, e)| e).collect();
+    }
+    let (lately, others) = entries.split_at(used);
+    let longest = |entries: &[Entry]| entries.iter().map(|e| e.description_chars).max();
+    // The largest cap in [MIN_CUT, longest) under which `fits` holds, when
+    // it holds at MIN_CUT: cost is monotonic in the cap.
+    let largest_cap = |longest: usize, fits: &dyn Fn(Cap) -> bool| -> Option<usize> {
+        if !fits(Cap::Cut(MIN_CUT)) {
+            return None;
+        }
+        let (mut fits_at, mut too_big) = (MIN_CUT, longest.max(MIN_CUT + 1));
+        while too_big - fits_at > 1 {
+            let mid = fits_at + (too_big - fits_at) / 2;
+            if fits(Cap::Cut(mid)) {
+                fits_at = mid;
             } else {
                 too_big = mid;
             }
         }
-        return render(&entries, entries.len(), Some(fits));
+        Some(fits_at)
+    };
+    if with_descriptions {
+        let full_lately = names_only + cost(lately, Cap::Full);
+        // The others' descriptions shortened, the used ones' kept whole.
+        if let Some(longest_other) = longest(others) {
+            let fits = |cap: Cap| full_lately + cost(others, cap) <= budget;
+            if let Some(cap) = largest_cap(longest_other, &fits) {
+                let listed = Listed::new(&entries, used, Cap::Full, Cap::Cut(cap));
+                return render(header, &entries, listed);
+            }
+        }
+        // The others by name only.
+        if used > 0 && full_lately <= budget {
+            let listed = Listed::new(&entries, used, Cap::Full, Cap::Name);
+            return render(header, &entries, listed);
+        }
+        // The used ones' descriptions shortened too.
+        if let Some(longest_lately) = longest(lately) {
+            let fits = |cap: Cap| names_only + cost(lately, cap) <= budget;
+            if let Some(cap) = largest_cap(longest_lately, &fits) {
+                let listed = Listed::new(&entries, used, Cap::Cut(cap), Cap::Name);
+                return render(header, &entries, listed);
+            }
+        }
     }
     if names_only <= budget {
-        return render(&entries, entries.len(), None);
+        let listed = Listed::new(&entries, used, Cap::Name, Cap::Name);
+        return render(header, &entries, listed);
     }
     // Names alone do not fit: keep as many leading names as leave room for the
     // "N more" line.
-    let mut used = header;
+    let mut chars = header_chars;
     let mut kept = 0;
     for (index, entry) in entries.iter().enumerate() {
         let rest = entries.len() - index - 1;
@@ -114,13 +219,28 @@ pub fn tool_description<'a>(skills: impl IntoIterator<Item = &'a Skill>, budget:
         } else {
             more_line(rest).chars().count() + 1
         };
-        if used + entry.name_cost() + more > budget {
+        if chars + entry.name_cost() + more > budget {
             break;
         }
-        used += entry.name_cost();
+        chars += entry.name_cost();
         kept += 1;
     }
-    render(&entries, kept, None)
+    let listed = Listed {
+        kept,
+        ..Listed::new(&entries, used, Cap::Name, Cap::Name)
+    };
+    render(header, &entries, listed)
+}
+
+/// How much of a description is listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cap {
+    /// All of it.
+    Full,
+    /// At most this many characters.
+    Cut(usize),
+    /// None: the name alone.
+    Name,
 }
 
 struct Entry<'a> {
@@ -128,6 +248,8 @@ struct Entry<'a> {
     description: Cow<'a, str>,
     name_chars: usize,
     description_chars: usize,
+    /// How often the skill was loaded lately.
+    uses: u32,
 }
 
 impl Entry<'_> {
@@ -136,32 +258,62 @@ impl Entry<'_> {
         3 + self.name_chars
     }
 
-    /// `: description`, cut to `cap` characters.
-    fn description_cost(&self, cap: usize) -> usize {
-        match self.description_chars {
-            0 => 0,
-            n => 2 + n.min(cap),
+    /// `: description`, cut to `cap`.
+    fn description_cost(&self, cap: Cap) -> usize {
+        match (self.description_chars, cap) {
+            (0, _) | (_, Cap::Name) => 0,
+            (n, Cap::Full) => 2 + n,
+            (n, Cap::Cut(cap)) => 2 + n.min(cap),
         }
     }
 }
 
-/// The header, the first `kept` entries (descriptions cut to `cap`, or left out
-/// with `None`), and the "N more" line when entries were left out.
-fn render(entries: &[Entry], kept: usize, cap: Option<usize>) -> String {
-    let mut out = String::from(DESCRIPTION_HEADER);
-    for entry in &entries[..kept] {
+/// What [`render`] lists: the first `kept` entries, the first `used` of
+/// them with their descriptions to `lately`, the rest to `others`.
+struct Listed {
+    kept: usize,
+    used: usize,
+    lately: Cap,
+    others: Cap,
+}
+
+impl Listed {
+    fn new(entries: &[Entry], used: usize, lately: Cap, others: Cap) -> Listed {
+        Listed {
+            kept: entries.len(),
+            used,
+            lately,
+            others,
+        }
+    }
+}
+
+/// The header, the entries `listed` says, and the "N more" line when
+/// entries were left out.
+fn render(header: &str, entries: &[Entry], listed: Listed) -> String {
+    let mut out = String::from(header);
+    for (index, entry) in entries[..listed.kept].iter().enumerate() {
         out.push_str("\n- ");
         out.push_str(entry.name);
-        let Some(cap) = cap else { continue };
+        let cap = if index < listed.used {
+            listed.lately
+        } else {
+            listed.others
+        };
+        let cap = match cap {
+            Cap::Name => continue,
+            Cap::Full => usize::MAX,
+            Cap::Cut(cap) => cap,
+        };
         if entry.description_chars == 0 {
             continue;
         }
         out.push_str(": ");
         push_cut(&mut out, &entry.description, entry.description_chars, cap);
     }
-    if kept < entries.len() {
+    if listed.kept < entries.len() {
         out.push('\n');
-        out.push_str(&more_line(entries.len() - kept));
+        out.push_str(&more_line(entries.len() - listed.kept));
     }
     out
 }
@@ -253,21 +405,26 @@ fn with_text(skill: &Skill, file: &str, base: &str, text: &str) -> String {
 }
 
 /// The answer when no skill has the name: the skills that match it best,
-/// each with the start of its description, or how many skills there are.
-/// A name longer than [`ECHO_CHARS`] is shown cut.
-pub fn not_found(query: &str, matches: &[&Skill], total: usize) -> String {
+/// each with the start of its description, or how many skills there are
+/// and where they are listed (`placement`: the tool description, else the
+/// instructions). A name longer than [`ECHO_CHARS`] is shown cut.
+pub fn not_found(query: &str, matches: &[&Skill], total: usize, placement: Placement) -> String {
     let mut out = String::from("Skill '");
     push_cut(&mut out, query, query.chars().count(), ECHO_CHARS);
     out.push_str("' not found.");
     if matches.is_empty() {
+        let lists = if placement.in_tool() {
+            "the `skill` tool description lists"
+        } else {
+            "this server's instructions list"
+        };
         match total {
             0 => out.push_str(" No skills are installed."),
-            1 => out.push_str(" There is 1 skill; the `skill` tool description lists it."),
+            1 => {
+                let _ = write!(out, " There is 1 skill; {lists} it.");
+            }
             n => {
-                let _ = write!(
-                    out,
-                    " There are {n} skills; the `skill` tool description lists them."
-                );
+                let _ = write!(out, " There are {n} skills; {lists} them.");
             }
         }
         return out;
@@ -567,6 +724,72 @@ mod tests {
     }
 
     #[test]
+    fn under_budget_the_order_stays_whatever_was_used() {
+        let skills = [
+            Skill::for_test("a", "first"),
+            Skill::for_test("b", "second"),
+        ];
+        let uses = |s: &Skill| u32::from(&*s.name == "b");
+        assert_eq!(
+            catalog("H:", &skills, 8000, &uses),
+            "H:\n- a: first\n- b: second"
+        );
+    }
+
+    #[test]
+    fn over_budget_used_skills_come_first_and_keep_their_descriptions() {
+        let skills: Vec<Skill> = ["alpha", "beta", "gamma", "delta"]
+            .iter()
+            .map(|name| Skill::for_test(name, &format!("{name} {}", "word ".repeat(30))))
+            .collect();
+        // gamma used most, then beta; alpha and delta not at all.
+        let uses = |s: &Skill| match &*s.name {
+            "gamma" => 5,
+            "beta" => 2,
+            _ => 0,
+        };
+        let text = catalog(DESCRIPTION_HEADER, &skills, 500, &uses);
+        assert!(text.chars().count() <= 500, "{}", text.chars().count());
+        let lines: Vec<&str> = text.lines().skip(3).collect();
+        let full = |name: &str| format!("- {name}: {name} {}", "word ".repeat(30).trim_end());
+        assert_eq!(lines[0], full("gamma"));
+        assert_eq!(lines[1], full("beta"));
+        // The unused ones share what is left, cut to one length.
+        assert!(lines[2].starts_with("- alpha: alpha word") && lines[2].ends_with('…'));
+        assert!(lines[3].starts_with("- delta: delta word") && lines[3].ends_with('…'));
+        // Without use, every description is cut alike, in the order given.
+        let plain = tool_description(&skills, 500);
+        assert!(plain.lines().nth(3).unwrap().starts_with("- alpha:"));
+        assert!(
+            plain
+                .lines()
+                .all(|l| !l.starts_with("- ") || l.ends_with('…'))
+        );
+    }
+
+    #[test]
+    fn unused_skills_lose_their_descriptions_before_used_ones_are_cut() {
+        let skills: Vec<Skill> = (0..12)
+            .map(|i| Skill::for_test(&format!("skill-{i:02}"), &"d".repeat(60)))
+            .collect();
+        let uses = |s: &Skill| u32::from(&*s.name == "skill-07");
+        let text = catalog(DESCRIPTION_HEADER, &skills, 300, &uses);
+        assert!(text.chars().count() <= 300, "{}", text.chars().count());
+        let lines: Vec<&str> = text.lines().skip(3).collect();
+        assert_eq!(lines[0], format!("- skill-07: {}", "d".repeat(60)));
+        assert_eq!(lines[1], "- skill-00");
+        assert_eq!(lines.len(), 12);
+        // When even the names do not fit, the used skill is kept first.
+        let many: Vec<Skill> = (0..30)
+            .map(|i| Skill::for_test(&format!("skill-{i:02}"), "d"))
+            .collect();
+        let text = catalog(DESCRIPTION_HEADER, &many, 250, &uses);
+        assert_eq!(text.lines().nth(3), Some("- skill-07"));
+        assert_eq!(text.lines().nth(4), Some("- skill-00"));
+        assert!(text.ends_with(&more_line(30 - (text.lines().count() - 4))));
+    }
+
+    #[test]
     fn names_only_when_cuts_would_be_stubs() {
         let skills: Vec<Skill> = (0..20)
             .map(|i| Skill::for_test(&format!("skill-{i}"), &"d".repeat(50)))
@@ -692,7 +915,12 @@ mod tests {
         let short = Skill::for_test("pdf-tools", "Split PDF pages.");
         let bare = Skill::for_test("empty", "");
         assert_eq!(
-            not_found("fill a pdf form", &[&long, &short, &bare], 3),
+            not_found(
+                "fill a pdf form",
+                &[&long, &short, &bare],
+                3,
+                Placement::Tool
+            ),
             format!(
                 "Skill 'fill a pdf form' not found. Did you mean one of these?\n\
                  - pdf: {}…\n\
@@ -707,26 +935,40 @@ mod tests {
     #[test]
     fn not_found_without_matches_says_how_many_skills_there_are() {
         assert_eq!(
-            not_found("zzz", &[], 0),
+            not_found("zzz", &[], 0, Placement::Tool),
             "Skill 'zzz' not found. No skills are installed."
         );
         assert_eq!(
-            not_found("zzz", &[], 1),
+            not_found("zzz", &[], 1, Placement::Tool),
             "Skill 'zzz' not found. There is 1 skill; the `skill` tool description lists it."
         );
         assert_eq!(
-            not_found("zzz", &[], 7),
+            not_found("zzz", &[], 7, Placement::Tool),
             "Skill 'zzz' not found. There are 7 skills; the `skill` tool description lists them."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 7, Placement::Instructions),
+            "Skill 'zzz' not found. There are 7 skills; this server's instructions list them."
+        );
+        assert_eq!(
+            not_found("zzz", &[], 1, Placement::Instructions),
+            "Skill 'zzz' not found. There is 1 skill; this server's instructions list it."
         );
     }
 
     #[test]
     fn not_found_echoes_at_most_80_characters_of_the_name() {
         let eighty = "é".repeat(80);
-        assert!(not_found(&eighty, &[], 2).starts_with(&format!("Skill '{eighty}' not found.")));
+        assert!(
+            not_found(&eighty, &[], 2, Placement::Tool)
+                .starts_with(&format!("Skill '{eighty}' not found."))
+        );
         let longer = "é".repeat(81);
         let cut = "é".repeat(79);
-        assert!(not_found(&longer, &[], 2).starts_with(&format!("Skill '{cut}…' not found.")));
+        assert!(
+            not_found(&longer, &[], 2, Placement::Tool)
+                .starts_with(&format!("Skill '{cut}…' not found."))
+        );
     }
 
     #[test]

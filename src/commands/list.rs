@@ -81,7 +81,10 @@ pub fn list(
         }
         Format::Text => {
             if let Some(client) = client {
-                writeln!(out, "{}\n", printable(client))?;
+                for line in client.lines() {
+                    writeln!(out, "{}", printable(line))?;
+                }
+                writeln!(out)?;
             }
             let listed = if options.all { &hidden[..] } else { &[] };
             list_text(view, listed, withheld, decision, out)?;

@@ -53,6 +53,13 @@ pub fn description(view: &View, out: &mut dyn Write) -> io::Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
+/// `skillserve list --instructions`: the server's `instructions` exactly as
+/// the client receives them (with the catalog when it goes there).
+pub fn instructions(view: &View, out: &mut dyn Write) -> io::Result<ExitCode> {
+    writeln!(out, "{}", view.instructions())?;
+    Ok(ExitCode::Success)
+}
+
 /// Everything `check` reports: the scan's diagnostics, the skills in hidden
 /// folders, and the Agent Skills rules. `list` counts the same.
 fn report(snapshot: &Snapshot, max_file_bytes: u64) -> Vec<Diagnostic> {

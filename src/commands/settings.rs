@@ -132,6 +132,15 @@ pub fn config(settings: &Settings, out: &mut dyn Write) -> io::Result<ExitCode> 
                 &origin(settings, at.line).to_string(),
             )?;
         }
+        if let Some(at) = &profile.catalog {
+            row(
+                out,
+                4,
+                "catalog",
+                &toml_string(at.value.as_str()),
+                &origin(settings, at.line).to_string(),
+            )?;
+        }
     }
 
     writeln!(
@@ -176,6 +185,20 @@ pub fn config(settings: &Settings, out: &mut dyn Write) -> io::Result<ExitCode> 
             names.join(", ")
         )?;
         writeln!(out, "      loads {loads}")?;
+        let limit = client
+            .text_limit
+            .map(|limit| {
+                format!(" (it passes on {limit} characters of them: the catalog's budget)")
+            })
+            .unwrap_or_default();
+        if client.defers_tools {
+            writeln!(
+                out,
+                "      defers tool definitions: the catalog goes to the server's instructions{limit}"
+            )?;
+        } else if !limit.is_empty() {
+            writeln!(out, "      tool descriptions and instructions{limit}")?;
+        }
     }
     Ok(ExitCode::Success)
 }

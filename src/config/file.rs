@@ -14,7 +14,7 @@ use toml_edit::{Document, Item, Key, TableLike, Value};
 
 use super::pattern::{self, Glob, Pattern, Selector, Unexpanded};
 use super::settings::{self, FilterError, LOG_LEVELS, expand_path};
-use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin};
+use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin, Placement};
 use crate::disk::{self, ReadError};
 use crate::similarity;
 
@@ -47,7 +47,7 @@ pub const KEYS: [&str; 17] = [
 ];
 
 /// The keys of a `[clients."..."]` profile.
-pub const PROFILE_KEYS: [&str; 7] = [
+pub const PROFILE_KEYS: [&str; 8] = [
     "include",
     "exclude",
     "disabled",
@@ -55,6 +55,7 @@ pub const PROFILE_KEYS: [&str; 7] = [
     "prompts",
     "resources",
     "native",
+    "catalog",
 ];
 
 /// The keys of a `[sources.ID]` table.
@@ -122,6 +123,9 @@ pub struct Profile {
     pub resources: Option<At<bool>>,
     /// `native = false` turns the built-in native profile off.
     pub native: Option<At<bool>>,
+    /// `catalog = "tool" | "instructions" | "both"`: where the client is
+    /// shown the catalog, whatever its row of the native table says.
+    pub catalog: Option<At<Placement>>,
 }
 
 impl Profile {
@@ -442,6 +446,7 @@ impl Reader<'_> {
             prompts: None,
             resources: None,
             native: None,
+            catalog: None,
         };
         for (key, item) in table.iter() {
             let field = Field {
@@ -456,6 +461,7 @@ impl Reader<'_> {
                 "prompts" => profile.prompts = Some(self.flag(&field)?),
                 "resources" => profile.resources = Some(self.flag(&field)?),
                 "native" => profile.native = Some(self.flag(&field)?),
+                "catalog" => profile.catalog = Some(self.placement(&field)?),
                 unknown => {
                     return Err(self.unknown(unknown, field.line, &PROFILE_KEYS, Some(glob)));
                 }
@@ -544,6 +550,16 @@ impl Reader<'_> {
     fn path(&self, field: &Field, value: &str, line: usize) -> Result<PathBuf, FileError> {
         expand_path(&field.name(), value, self.env, self.base)
             .map_err(|e| self.error(line, e.to_string()))
+    }
+
+    fn placement(&self, field: &Field) -> Result<At<Placement>, FileError> {
+        match field.item.as_str().map(Placement::parse) {
+            Some(Some(value)) => Ok(At {
+                value,
+                line: field.line,
+            }),
+            _ => Err(self.wrong(field, "\"tool\", \"instructions\" or \"both\"")),
+        }
     }
 
     fn flag(&self, field: &Field) -> Result<At<bool>, FileError> {

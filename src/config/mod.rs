@@ -38,6 +38,49 @@ pub const MIN_DESCRIPTION_BUDGET: usize = 300;
 /// characters (behaviour.md §14): longer than any name, and than a few words
 /// describing a task, so that the cost of a miss stays bounded.
 pub const MAX_QUERY_CHARS: usize = 512;
+/// Where a client is shown the catalog, the list of skills with their
+/// descriptions (behaviour.md §5.4): the `skill` tool's description, the
+/// server's `instructions`, or both. The place without it says where it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// The `skill` tool's description (clients that show tool definitions).
+    #[default]
+    Tool,
+    /// The server's `instructions` (clients that defer tool definitions
+    /// behind a search, so that the model sees only tool names).
+    Instructions,
+    /// Both: the model reads the catalog twice. Only when a profile asks.
+    Both,
+}
+
+impl Placement {
+    /// The value as `config.toml` spells it (`catalog = "tool"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::Tool => "tool",
+            Placement::Instructions => "instructions",
+            Placement::Both => "both",
+        }
+    }
+
+    /// The placement `config.toml` spells `text`, if any.
+    pub fn parse(text: &str) -> Option<Placement> {
+        [Placement::Tool, Placement::Instructions, Placement::Both]
+            .into_iter()
+            .find(|p| p.as_str() == text)
+    }
+
+    /// Whether the tool description carries the catalog.
+    pub fn in_tool(self) -> bool {
+        matches!(self, Placement::Tool | Placement::Both)
+    }
+
+    /// Whether the `instructions` carry the catalog.
+    pub fn in_instructions(self) -> bool {
+        matches!(self, Placement::Instructions | Placement::Both)
+    }
+}
+
 /// Default seconds between two full rescans (behaviour.md §6).
 pub const DEFAULT_REFRESH_SECS: u64 = 30;
 /// A day: longer intervals are a mistake (and overflow timers near `u64::MAX`).

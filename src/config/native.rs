@@ -34,6 +34,15 @@ pub struct NativeClient {
     pub user: Vec<String>,
     /// Whether it loads the skills of enabled Claude Code plugins.
     pub plugins: bool,
+    /// Whether it keeps MCP tool definitions out of the model's context
+    /// until the model searches for them, showing the model the tools'
+    /// names and the servers' `instructions` instead: the catalog then goes
+    /// to the `instructions` (behaviour.md §5.4).
+    pub defers_tools: bool,
+    /// How many characters of a tool description, and of a server's
+    /// `instructions`, the client passes on (it cuts the rest without a
+    /// word); the catalog's budget for it, unless set for it.
+    pub text_limit: Option<usize>,
 }
 
 impl NativeClient {
@@ -94,6 +103,15 @@ fn row_of(row: &Table) -> Result<NativeClient, String> {
             .and_then(Item::as_bool)
             .ok_or_else(|| format!("`{key}` must be true or false"))
     };
+    let text_limit = match row.get("text_limit") {
+        None => None,
+        Some(item) => Some(
+            item.as_integer()
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|&n| n > 0)
+                .ok_or("`text_limit` must be a positive number of characters")?,
+        ),
+    };
     let (id, title, match_text) = (text("id")?, text("title")?, list("match")?);
     Ok(NativeClient {
         id,
@@ -104,6 +122,8 @@ fn row_of(row: &Table) -> Result<NativeClient, String> {
         walks_up: flag("walks_up")?,
         user: list("user")?,
         plugins: flag("plugins")?,
+        defers_tools: flag("defers_tools")?,
+        text_limit,
     })
 }
 
@@ -123,6 +143,14 @@ mod tests {
         assert_eq!(ids.len(), rows.len(), "ids are unique");
         assert!(rows.iter().all(|row| !row.matches.is_empty()));
         assert!(clients().iter().any(|r| r.id == "claude-code" && r.plugins));
+        let deferring: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.defers_tools)
+            .map(|r| r.id.as_str())
+            .collect();
+        assert_eq!(deferring, ["claude-code"]);
+        let claude = rows.iter().find(|r| r.id == "claude-code").unwrap();
+        assert_eq!(claude.text_limit, Some(2048));
     }
 
     #[test]

@@ -18,13 +18,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::config::file::Profile;
 use crate::config::native::{self as table, NativeClient};
-use crate::config::{Rules, Settings};
+use crate::config::{Placement, Rules, Settings};
 use crate::roots;
 use crate::snapshot::Snapshot;
+use crate::text::printable;
 
 pub use decide::{Decision, Verdict};
 pub use filter::Rule;
-pub use view::{View, ViewId};
+pub use view::{Presentation, View, ViewId};
 
 use decide::Rules as ClientRules;
 use filter::Filter;
@@ -39,13 +40,26 @@ pub struct Key {
     native: Option<u16>,
 }
 
-/// What a client is offered besides the skills: the description's budget
-/// and the prompts and resources surfaces.
+/// What a client is offered besides the skills: where its catalog goes and
+/// in how many characters, and the prompts and resources surfaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Surfaces {
     pub description_budget: usize,
     pub prompts: bool,
     pub resources: bool,
+    pub catalog: Placement,
+}
+
+/// Why a client's catalog goes where it goes (`list --client`, `config`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlacementWhy<'a> {
+    /// The client's profile sets `catalog`.
+    Profile(&'a Profile, usize),
+    /// The client's row of the native table says it defers tool
+    /// definitions.
+    Defers(&'static NativeClient),
+    /// Neither: the tool description.
+    Default,
 }
 
 /// The filters and profiles of one set of settings, ready to apply.
@@ -57,6 +71,8 @@ pub struct Profiles {
     natives: Vec<NativeFolders>,
     /// The settings of a client no profile changes.
     defaults: Surfaces,
+    /// Served over HTTP: the `instructions` say how to read files remotely.
+    remote: bool,
     rules: Rules,
     /// Client names already matched, with their keys: the server finds the
     /// key of every request's client, and matching a name against every
@@ -95,7 +111,9 @@ impl Profiles {
                 description_budget: settings.serve.description_budget,
                 prompts: settings.serve.prompts,
                 resources: settings.serve.resources,
+                catalog: Placement::Tool,
             },
+            remote: settings.serve.http.is_some(),
             rules,
             keys: Mutex::new(HashMap::new()),
         }
@@ -163,9 +181,23 @@ impl Profiles {
     }
 
     /// The budget and surfaces of `key`'s client: its profile's, unless a
-    /// flag fixed them for every client.
+    /// flag fixed them for every client; else, for a client of the native
+    /// table, where its row puts the catalog and the characters it passes
+    /// on (when fewer than the budget).
     pub fn surfaces(&self, key: Key) -> Surfaces {
         let mut surfaces = self.defaults;
+        let native = self.native(key);
+        surfaces.catalog = self.placement(key).0;
+        let budget_set = self.rules.budget_flag
+            || self
+                .profile(key)
+                .is_some_and(|p| p.description_budget.is_some());
+        if let Some(limit) = native
+            .and_then(|row| row.text_limit)
+            .filter(|_| !budget_set)
+        {
+            surfaces.description_budget = surfaces.description_budget.min(limit);
+        }
         if let Some(profile) = self.profile(key) {
             let rules = &self.rules;
             if let Some(at) = profile
@@ -183,6 +215,20 @@ impl Profiles {
             }
         }
         surfaces
+    }
+
+    /// Where `key`'s client is shown the catalog, and why: its profile's
+    /// `catalog`, else its row's `defers_tools`, else the tool description.
+    pub fn placement(&self, key: Key) -> (Placement, PlacementWhy<'_>) {
+        if let Some(profile) = self.profile(key)
+            && let Some(at) = &profile.catalog
+        {
+            return (at.value, PlacementWhy::Profile(profile, at.line));
+        }
+        match self.native(key).filter(|row| row.defers_tools) {
+            Some(row) => (Placement::Instructions, PlacementWhy::Defers(row)),
+            None => (Placement::Tool, PlacementWhy::Default),
+        }
     }
 
     /// Whether some client may be offered prompts, and resources: what the
@@ -223,10 +269,15 @@ impl Profiles {
     /// and key (on a blocking thread in the server).
     pub fn view(&self, snapshot: &Arc<Snapshot>, key: Key) -> View {
         let decision = self.decide(snapshot, key);
+        let surfaces = self.surfaces(key);
         View::new(
             Arc::clone(snapshot),
             &decision,
-            self.surfaces(key).description_budget,
+            &Presentation {
+                budget: surfaces.description_budget,
+                placement: surfaces.catalog,
+                remote: self.remote,
+            },
         )
     }
 
@@ -247,6 +298,52 @@ impl Profiles {
         }
     }
 
+    /// Where `key`'s client (called `client`, as typed) is shown the
+    /// catalog, in how many characters, and why, in two lines for
+    /// `list --client` (behaviour.md §5.4).
+    pub fn describe_catalog(&self, key: Key, client: &str) -> String {
+        let surfaces = self.surfaces(key);
+        let (placement, why) = self.placement(key);
+        let place = match placement {
+            Placement::Tool => "in the `skill` tool's description".to_owned(),
+            Placement::Instructions => {
+                "in the server's instructions; the `skill` tool's description points there"
+                    .to_owned()
+            }
+            Placement::Both => {
+                "in the `skill` tool's description and in the server's instructions".to_owned()
+            }
+        };
+        let budget = surfaces.description_budget;
+        let limited = self
+            .native(key)
+            .and_then(|row| row.text_limit.map(|limit| (row, limit)))
+            .filter(|&(_, limit)| limit == budget && budget < self.defaults.description_budget);
+        let chars = match limited {
+            Some((row, limit)) => {
+                format!("up to {limit} characters, all {} passes on", row.title)
+            }
+            None => format!("up to {budget} characters"),
+        };
+        let because = match why {
+            PlacementWhy::Profile(profile, line) => format!(
+                "because {} sets catalog = \"{}\" ({})",
+                printable(&profile.header()),
+                placement.as_str(),
+                origin_of(profile, line)
+            ),
+            PlacementWhy::Defers(row) => format!(
+                "because {} defers tool definitions behind a search, showing the model tool names and server instructions (catalog = \"tool\" in a profile changes that)",
+                row.title
+            ),
+            PlacementWhy::Default => format!(
+                "because {} is not known to defer tool definitions (catalog = \"instructions\" in a profile changes that)",
+                printable(client)
+            ),
+        };
+        format!("Catalog: {place} ({chars})\n  {because}")
+    }
+
     /// Who `key` is, in words, for `list --client` and the log: the
     /// profile and the native row that apply.
     pub fn describe(&self, key: Key) -> String {
@@ -264,6 +361,17 @@ impl Profiles {
             (Some(one), None) | (None, Some(one)) => one,
             (Some(profile), Some(native)) => format!("{profile} and the {native}"),
         }
+    }
+}
+
+/// `config.toml:LINE` of a profile's key at `line`.
+fn origin_of(profile: &Profile, line: usize) -> crate::config::Origin {
+    match &profile.origin {
+        crate::config::Origin::File { path, .. } => crate::config::Origin::File {
+            path: Arc::clone(path),
+            line,
+        },
+        other => other.clone(),
     }
 }
 

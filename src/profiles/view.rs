@@ -14,6 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock, Weak};
 
+use crate::config::Placement;
 use crate::render;
 use crate::scan::Failed;
 use crate::skill::Skill;
@@ -30,6 +31,15 @@ pub struct View {
     /// hidden from the client (a call naming one finds nothing); the
     /// failures are the snapshot's own, so this is not shared.
     hidden_failed: Arc<HashSet<String>>,
+}
+
+/// How a view's texts are made: the catalog's budget and place, and whether
+/// the client is remote (served over HTTP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Presentation {
+    pub budget: usize,
+    pub placement: Placement,
+    pub remote: bool,
 }
 
 /// Which [`View`] a view is (of one snapshot, for one profile), without
@@ -64,8 +74,14 @@ struct Shown {
     visible: Vec<u32>,
     /// `None` when the view shows exactly the snapshot's served skills.
     changes: Option<Changes>,
-    /// The tool description, rendered in the client's budget.
+    /// The tool description: the catalog in the client's budget, or the
+    /// line saying it is in the instructions.
     description: String,
+    /// The server's `instructions` for the client: the catalog in its
+    /// budget, or the text saying it is in the tool description.
+    instructions: String,
+    /// Where the catalog is.
+    placement: Placement,
     /// The shown skills the skills extension accepts, found on first use.
     listable: OnceLock<Vec<u32>>,
 }
@@ -84,9 +100,13 @@ struct Changes {
 }
 
 impl View {
-    /// The view a decision describes, with the tool description rendered
-    /// in `budget` characters.
-    pub(super) fn new(snapshot: Arc<Snapshot>, decision: &Decision, budget: usize) -> View {
+    /// The view a decision describes, with the tool description and the
+    /// instructions rendered as `presentation` says.
+    pub(super) fn new(
+        snapshot: Arc<Snapshot>,
+        decision: &Decision,
+        presentation: &Presentation,
+    ) -> View {
         let candidates = snapshot.candidates();
         let served = snapshot.skills().len();
         let shows = |c: usize| matches!(decision.verdicts[c], Verdict::Shown);
@@ -127,25 +147,39 @@ impl View {
                 (skill.source, skill.name.to_lowercase(), skill.name.clone())
             });
         }
-        let description =
-            render::tool_description(visible.iter().map(|&c| &candidates[c as usize]), budget);
+        let shown_skills = || visible.iter().map(|&c| &candidates[c as usize]);
+        let Presentation {
+            budget,
+            placement,
+            remote,
+        } = *presentation;
+        let uses = |_: &Skill| 0;
+        let description = render::description(shown_skills(), placement, budget, &uses);
+        let instructions = render::instructions(shown_skills(), placement, remote, budget, &uses);
         View {
             snapshot,
             shown: Arc::new(Shown {
                 visible,
                 changes,
                 description,
+                instructions,
+                placement,
                 listable: OnceLock::new(),
             }),
             hidden_failed: Arc::new(decision.hidden_failed.iter().cloned().collect()),
         }
     }
 
-    /// The view of every served skill of `snapshot`, as a client that no
-    /// setting concerns sees it (benchmarks, tools outside the server).
+    /// The view of every served skill of `snapshot`, as a local client that
+    /// no setting concerns sees it (benchmarks, tools outside the server).
     pub fn unfiltered(snapshot: Arc<Snapshot>, budget: usize) -> View {
         let decision = Decision::unchanged(&snapshot);
-        View::new(snapshot, &decision, budget)
+        let presentation = Presentation {
+            budget,
+            placement: Placement::Tool,
+            remote: false,
+        };
+        View::new(snapshot, &decision, &presentation)
     }
 
     /// This view for `snapshot`, a snapshot of the same skills, roots and
@@ -173,6 +207,16 @@ impl View {
     /// The tool description, in the client's budget.
     pub fn description(&self) -> &str {
         &self.shown.description
+    }
+
+    /// The server's `instructions` for the client.
+    pub fn instructions(&self) -> &str {
+        &self.shown.instructions
+    }
+
+    /// Where the client is shown the catalog.
+    pub fn placement(&self) -> Placement {
+        self.shown.placement
     }
 
     /// How many skills the client is shown.

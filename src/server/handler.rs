@@ -49,13 +49,6 @@ pub const FILE_ARGUMENT_DESCRIPTION: &str = "A file inside the skill's folder, a
 /// Lets Claude Code pass a long SKILL.md through uncut (its default cap is 25k tokens).
 pub const MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
-/// Server `instructions`: tell the model plainly when to call the tool.
-pub const INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. Paths mentioned in a skill are relative to the `Base directory` line of the answer.";
-
-/// The `instructions` of a server reached over HTTP, whose paths the client
-/// cannot open.
-pub const REMOTE_INSTRUCTIONS: &str = "This server provides Agent Skills: tested instructions (with scripts and reference files) for specialised tasks. Whenever a task matches a skill listed in the `skill` tool's description, call `skill` with that name before starting and follow the instructions it returns. This server is remote: read a file a skill mentions by calling `skill` again with the skill's name and the file's path (relative to the skill's folder) as `file`.";
-
 /// The `skill` tool with the given description.
 pub fn tool(description: &str) -> Tool {
     let schema = json!({
@@ -207,13 +200,15 @@ impl SkillServer {
         self.registry.view_and_surfaces(&served, client).await
     }
 
-    /// The server's description for the client called `client`.
-    fn info_for(&self, client: Option<&str>) -> ServerConfig {
-        let served = self.registry.current();
-        let surfaces = self.registry.surfaces(&served, client);
+    /// The server's description for the client called `client`: its
+    /// capabilities and its instructions (which may carry the catalog, so
+    /// its view is computed now if it is not yet, and its first request
+    /// finds it ready).
+    async fn info_for(&self, client: Option<&str>) -> ServerConfig {
+        let (view, surfaces) = self.seen(client).await;
         server_config(
             capabilities(surfaces.prompts, surfaces.resources),
-            self.remote,
+            view.instructions(),
         )
     }
 
@@ -274,16 +269,11 @@ async fn joined<T>(task: tokio::task::JoinHandle<Result<T, ErrorData>>) -> Resul
         .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
 }
 
-/// The server's description with `capabilities`, and the instructions
-/// for a local or a remote client.
-fn server_config(capabilities: ServerCapabilities, remote: bool) -> ServerConfig {
+/// The server's description with `capabilities` and `instructions`.
+fn server_config(capabilities: ServerCapabilities, instructions: &str) -> ServerConfig {
     ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("skillserve", env!("CARGO_PKG_VERSION")))
-        .with_instructions(if remote {
-            REMOTE_INSTRUCTIONS
-        } else {
-            INSTRUCTIONS
-        })
+        .with_instructions(instructions)
 }
 
 /// Sends the client called `client` the list-changed notifications (tools,
@@ -411,14 +401,22 @@ fn invalid_params(message: String) -> CallToolResult {
 
 impl ServerHandler for SkillServer {
     /// What any client may be offered: rmcp asks this before it knows who
-    /// asks (and checks the skills extension's methods against it).
+    /// asks (and checks the skills extension's methods against it). The
+    /// instructions are those of a client whose catalog is in the tool
+    /// description: `initialize` and `server/discover` answer each client
+    /// with its own.
     fn get_info(&self) -> ServerConfig {
         let (prompts, resources) = self.registry.current().profiles.any_surfaces();
-        server_config(capabilities(prompts, resources), self.remote)
+        let instructions = if self.remote {
+            render::REMOTE_INSTRUCTIONS
+        } else {
+            render::INSTRUCTIONS
+        };
+        server_config(capabilities(prompts, resources), instructions)
     }
 
-    /// What this client is offered, by the name it gives; its view is
-    /// computed now, so that its first request finds it ready.
+    /// What this client is offered, by the name it gives: its capabilities
+    /// and instructions.
     async fn initialize(
         &self,
         request: InitializeRequestParams,
@@ -427,8 +425,9 @@ impl ServerHandler for SkillServer {
         context.peer.set_peer_info(request.clone());
         let client = Some(request.client_info.name.as_str()).filter(|name| !name.is_empty());
         let mut result = self.negotiate_initialize(&request)?;
-        result.capabilities = self.info_for(client).capabilities;
-        self.registry.view(&self.registry.current(), client).await;
+        let info = self.info_for(client).await;
+        result.capabilities = info.capabilities;
+        result.instructions = info.instructions;
         Ok(result)
     }
 
@@ -439,7 +438,7 @@ impl ServerHandler for SkillServer {
         let client = client_name(&context);
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
-            self.info_for(client.as_deref()),
+            self.info_for(client.as_deref()).await,
         ))
     }
 

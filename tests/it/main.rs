@@ -8,6 +8,7 @@
 
 mod common;
 
+mod catalog;
 mod cli;
 mod files;
 mod gate;

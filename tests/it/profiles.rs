@@ -109,12 +109,13 @@ fn expected(client: &str) -> Vec<&'static str> {
 /// `skills/list`, `skills/get`, `resources/read` and completion.
 async fn assert_surfaces(server: &Server, client: &str, shown: &[&str]) {
     let context = |what: &str| format!("{client}: {what}");
-    assert_eq!(
-        listed(&server.description().await),
-        shown,
-        "{}",
-        context("description")
-    );
+    // Claude Code defers tool definitions: its catalog is in the instructions.
+    let catalog = if client == "claude-code" {
+        server.instructions()
+    } else {
+        server.description().await
+    };
+    assert_eq!(listed(&catalog), shown, "{}", context("catalog"));
     for name in ALL {
         let result = server.call(name).await;
         if shown.contains(&name) {
@@ -288,12 +289,17 @@ fn each_request_of_2026_is_answered_for_the_client_its_meta_names() {
     ];
     let (answers, status) = raw_exchange(fixture.command(ARGS), &lines, 3);
     assert!(status.success());
-    for (id, client) in [(1, "claude-code"), (2, "cursor-vscode"), (3, "anyone")] {
+    for (id, client) in [(2, "cursor-vscode"), (3, "anyone")] {
         let description = answers[&id]["result"]["tools"][0]["description"]
             .as_str()
             .unwrap_or_else(|| panic!("{}", answers[&id]));
         assert_eq!(listed(description), expected(client), "{client}");
     }
+    // Claude Code's catalog is in its instructions; its tool says so.
+    assert_eq!(
+        answers[&1]["result"]["tools"][0]["description"],
+        skillserve::render::TOOL_POINTER
+    );
 }
 
 #[test]
@@ -307,6 +313,8 @@ fn list_client_shows_what_a_client_gets_and_why_not_the_rest() {
         fixture.anonymize(&out.stdout),
         "\
 Offered to claude-code: built-in profile of Claude Code (leaves out what it loads itself)
+Catalog: in the server's instructions; the `skill` tool's description points there (up to 2048 characters, all Claude Code passes on)
+  because Claude Code defers tool definitions behind a search, showing the model tool names and server instructions (catalog = \"tool\" in a profile changes that)
 
 docx           custom   <T>/team/docx
     docx from team.

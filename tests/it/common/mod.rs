@@ -377,6 +377,15 @@ impl Server {
         self.tool().await.description.unwrap().into_owned()
     }
 
+    /// The server's `instructions`, as `initialize` (or on 2026-07-28
+    /// `server/discover`) gave them.
+    pub fn instructions(&self) -> String {
+        let info = self.client.peer_info().expect("connected");
+        info.instructions
+            .clone()
+            .expect("the server gives instructions")
+    }
+
     /// Calls `skill` with `{"name": name}`.
     pub async fn call(&self, name: &str) -> CallToolResult {
         self.call_with(rmcp::object!({ "name": name })).await
