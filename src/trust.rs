@@ -29,6 +29,145 @@ pub enum Confirm<'a> {
     No,
 }
 
+/// Why a skill cannot be approved, or an approval withdrawn. Each names the
+/// skill and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("there is no config folder to keep approvals in (set HOME or XDG_CONFIG_HOME)")]
+    NoConfigFolder,
+    #[error("'{name}' is not quarantined: it is served from {dir}; there is nothing to approve.")]
+    Served { name: String, dir: String },
+    #[error("no quarantined skill is named '{name}'. {now}")]
+    NotQuarantined { name: String, now: String },
+    #[error(
+        "'{0}' cannot be approved: it has more files than a listing covers (512 files, 16 MiB), so its digest would not cover every file. Copy what you need into your own skills folder instead."
+    )]
+    TooManyFiles(String),
+    #[error("cannot read the files of '{name}' to approve them: {error}")]
+    Unreadable { name: String, error: String },
+    #[error(
+        "'{name}' changed since it was reviewed (it was {reviewed}, it is {now}); nothing was approved: review it again"
+    )]
+    Changed {
+        name: String,
+        reviewed: String,
+        now: String,
+    },
+    #[error("no approval is recorded for '{name}' (in {}).", file.display())]
+    NoApproval { name: String, file: PathBuf },
+    #[error(transparent)]
+    File(#[from] approvals::TrustError),
+}
+
+/// A quarantined skill as it would be approved: its findings and the
+/// digest of its files now.
+pub struct Review<'a> {
+    pub skill: &'a Skill,
+    pub report: &'a security::Report,
+    /// `sha256:` and hex, over every file ([`crate::digest::skill`]).
+    pub digest: String,
+}
+
+/// What [`approve`] recorded.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Approved {
+    pub name: String,
+    pub digest: String,
+    pub file: PathBuf,
+}
+
+/// What [`withdraw`] removed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Withdrawn {
+    pub name: String,
+    /// How many approvals were removed.
+    pub removed: usize,
+    pub file: PathBuf,
+}
+
+/// The quarantined skill `name` (its full name or its folder's name, in any
+/// case) with what approving it approves; reads its files through `files`.
+pub fn review<'a>(
+    snapshot: &'a Snapshot,
+    files: &crate::files::Files,
+    name: &str,
+) -> Result<Review<'a>, TrustError> {
+    let key = name.trim().to_lowercase();
+    let Some(withheld) = snapshot.withheld_named(&key) else {
+        if let Some(skill) = snapshot.by_name(&key) {
+            return Err(TrustError::Served {
+                name: skill.name.to_string(),
+                dir: printable_path(&skill.dir).to_string(),
+            });
+        }
+        let quarantined: Vec<&str> = snapshot.withheld().iter().map(|w| &*w.skill.name).collect();
+        let now = if quarantined.is_empty() {
+            "No skill is quarantined now.".to_owned()
+        } else {
+            format!("Quarantined now: {}.", quarantined.join(", "))
+        };
+        return Err(TrustError::NotQuarantined {
+            name: printable(name).to_string(),
+            now,
+        });
+    };
+    let skill = &withheld.skill;
+    let Why::Quarantined(report) = &withheld.why;
+    let digest = match files.skill_digest(skill.place()) {
+        Ok(Some(digest)) => digest,
+        Ok(None) => return Err(TrustError::TooManyFiles(skill.name.to_string())),
+        Err(error) => {
+            return Err(TrustError::Unreadable {
+                name: skill.name.to_string(),
+                error: error.to_string(),
+            });
+        }
+    };
+    Ok(Review {
+        skill,
+        report,
+        digest,
+    })
+}
+
+/// Records the approval of `review` in the approvals file of `config`: the
+/// skill is served while its files hash to the reviewed digest.
+pub fn approve(config: &Config, review: &Review) -> Result<Approved, TrustError> {
+    let file = snapshot::approvals_file(config).ok_or(TrustError::NoConfigFolder)?;
+    let skill = review.skill;
+    let approval = Approval {
+        name: skill.name.to_string(),
+        path: skill.dir.to_path_buf(),
+        digest: review.digest.clone(),
+        approved: utc_time(std::time::SystemTime::now()),
+        findings: review.report.errors().map(FileFinding::short).collect(),
+    };
+    approvals::approve(&file, &approval)?;
+    Ok(Approved {
+        name: approval.name,
+        digest: approval.digest,
+        file,
+    })
+}
+
+/// Withdraws every approval recorded for `name` in the approvals file of
+/// `config`.
+pub fn withdraw(config: &Config, name: &str) -> Result<Withdrawn, TrustError> {
+    let file = snapshot::approvals_file(config).ok_or(TrustError::NoConfigFolder)?;
+    let removed = approvals::revoke(&file, name.trim())?;
+    match removed.first() {
+        None => Err(TrustError::NoApproval {
+            name: printable(name).to_string(),
+            file,
+        }),
+        Some(first) => Ok(Withdrawn {
+            name: first.name.clone(),
+            removed: removed.len(),
+            file,
+        }),
+    }
+}
+
 /// `skillserve trust NAME`: approves the quarantined skill `name` (its full
 /// name or its folder's name, in any case) as its files are now.
 pub fn trust(
@@ -40,47 +179,42 @@ pub fn trust(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(file) = approvals_file(config, err)? else {
+    if snapshot::approvals_file(config).is_none() {
+        writeln!(err, "skillserve: {}", TrustError::NoConfigFolder)?;
         return Ok(ExitCode::Failure);
-    };
-    let key = name.trim().to_lowercase();
-    let Some(withheld) = snapshot.withheld_named(&key) else {
-        return not_quarantined(snapshot, name, err);
-    };
-    let skill = &withheld.skill;
-    let Why::Quarantined(report) = &withheld.why;
-    writeln!(
-        out,
-        "Skill '{}' ({} folder {}) is quarantined:",
-        skill.name,
-        skill.source,
-        printable_path(&skill.dir)
-    )?;
-    for found in &report.findings {
-        write_finding(out, found)?;
     }
-    let digest = match security.files().skill_digest(skill.place()) {
-        Ok(Some(digest)) => digest,
-        Ok(None) => {
-            writeln!(
-                err,
-                "skillserve: '{}' cannot be approved: it has more files than a listing covers (512 files, 16 MiB), so its digest would not cover every file. Copy what you need into your own skills folder instead.",
-                skill.name
-            )?;
-            return Ok(ExitCode::Failure);
+    // The findings are shown before the files are hashed, as before.
+    let key = name.trim().to_lowercase();
+    if let Some(withheld) = snapshot.withheld_named(&key) {
+        let skill = &withheld.skill;
+        let Why::Quarantined(report) = &withheld.why;
+        writeln!(
+            out,
+            "Skill '{}' ({} folder {}) is quarantined:",
+            skill.name,
+            skill.source,
+            printable_path(&skill.dir)
+        )?;
+        for found in &report.findings {
+            write_finding(out, found)?;
+        }
+    }
+    let review = match review(snapshot, security.files(), name) {
+        Ok(review) => review,
+        Err(error @ TrustError::Served { .. }) => {
+            writeln!(err, "skillserve: {error}")?;
+            return Ok(ExitCode::Success);
         }
         Err(error) => {
-            writeln!(
-                err,
-                "skillserve: cannot read the files of '{}' to approve them: {error}",
-                skill.name
-            )?;
+            writeln!(err, "skillserve: {error}")?;
             return Ok(ExitCode::Failure);
         }
     };
+    let skill = review.skill;
     writeln!(
         out,
-        "Approving serves this version ({digest}) until any of its files changes."
+        "Approving serves this version ({}) until any of its files changes.",
+        review.digest
     )?;
     let approved = match confirm {
         Confirm::Yes => true,
@@ -104,24 +238,21 @@ pub fn trust(
         writeln!(out, "Not approved; '{}' stays quarantined.", skill.name)?;
         return Ok(ExitCode::Failure);
     }
-    let approval = Approval {
-        name: skill.name.to_string(),
-        path: skill.dir.to_path_buf(),
-        digest: digest.clone(),
-        approved: utc_time(std::time::SystemTime::now()),
-        findings: report.errors().map(FileFinding::short).collect(),
-    };
-    if let Err(error) = approvals::approve(&file, &approval) {
-        writeln!(err, "skillserve: {error}")?;
-        return Ok(ExitCode::Failure);
+    match approve(config, &review) {
+        Ok(approved) => {
+            writeln!(
+                out,
+                "Approved '{}' as it is now; recorded in {}. A running skillserve serves it from now on.",
+                approved.name,
+                approved.file.display()
+            )?;
+            Ok(ExitCode::Success)
+        }
+        Err(error) => {
+            writeln!(err, "skillserve: {error}")?;
+            Ok(ExitCode::Failure)
+        }
     }
-    writeln!(
-        out,
-        "Approved '{}' as it is now; recorded in {}. A running skillserve serves it from now on.",
-        skill.name,
-        file.display()
-    )?;
-    Ok(ExitCode::Success)
 }
 
 /// The file approvals are kept in, or `None` after saying on `err` that
@@ -135,31 +266,6 @@ fn approvals_file(config: &Config, err: &mut dyn Write) -> io::Result<Option<Pat
         )?;
     }
     Ok(file)
-}
-
-/// The answer for a name that is not quarantined.
-fn not_quarantined(snapshot: &Snapshot, name: &str, err: &mut dyn Write) -> io::Result<ExitCode> {
-    if let Some(skill) = snapshot.by_name(&name.trim().to_lowercase()) {
-        writeln!(
-            err,
-            "skillserve: '{}' is not quarantined: it is served from {}; there is nothing to approve.",
-            skill.name,
-            printable_path(&skill.dir)
-        )?;
-        return Ok(ExitCode::Success);
-    }
-    let quarantined: Vec<&str> = snapshot.withheld().iter().map(|w| &*w.skill.name).collect();
-    let now = if quarantined.is_empty() {
-        "No skill is quarantined now.".to_owned()
-    } else {
-        format!("Quarantined now: {}.", quarantined.join(", "))
-    };
-    writeln!(
-        err,
-        "skillserve: no quarantined skill is named '{}'. {now}",
-        printable(name)
-    )?;
-    Ok(ExitCode::Failure)
 }
 
 fn write_finding(out: &mut dyn Write, found: &FileFinding) -> io::Result<()> {
@@ -254,26 +360,14 @@ pub fn untrust(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(file) = approvals_file(config, err)? else {
-        return Ok(ExitCode::Failure);
-    };
-    match approvals::revoke(&file, name.trim()) {
-        Ok(removed) if removed.is_empty() => {
-            writeln!(
-                err,
-                "skillserve: no approval is recorded for '{}' (in {}).",
-                printable(name),
-                file.display()
-            )?;
-            Ok(ExitCode::Failure)
-        }
-        Ok(removed) => {
+    match withdraw(config, name) {
+        Ok(withdrawn) => {
             writeln!(
                 out,
                 "Withdrew {} approval{} of '{}'. A running skillserve quarantines it again if its scan finds errors.",
-                removed.len(),
-                plural(removed.len()),
-                removed[0].name
+                withdrawn.removed,
+                plural(withdrawn.removed),
+                withdrawn.name
             )?;
             Ok(ExitCode::Success)
         }

@@ -344,6 +344,51 @@ impl Profiles {
         format!("Catalog: {place} ({chars})\n  {because}")
     }
 
+    /// The clients a person tells apart, for the skills manager's matrix
+    /// of who sees what: any client that no profile or row matches, each
+    /// row of the native-clients table (as a client of that row is matched,
+    /// its profile included), and each profile of `config.toml` that no
+    /// row's client takes.
+    pub fn columns(&self) -> Vec<Column> {
+        let mut columns = vec![Column {
+            id: "*".to_owned(),
+            title: "Any other client".to_owned(),
+            kind: ColumnKind::Default,
+            scope: None,
+            key: Key::default(),
+        }];
+        let mut taken = vec![false; self.profiles.len()];
+        for client in table::clients() {
+            let key = self.match_key(&client_name(&client.id));
+            if let Some(p) = key.profile {
+                taken[usize::from(p)] = true;
+            }
+            columns.push(Column {
+                id: client.id.clone(),
+                title: client.title.clone(),
+                kind: ColumnKind::Builtin,
+                scope: Some(client.id.clone()),
+                key,
+            });
+        }
+        for (p, (profile, _)) in self.profiles.iter().enumerate() {
+            if taken[p] {
+                continue;
+            }
+            columns.push(Column {
+                id: profile.text.clone(),
+                title: profile.header(),
+                kind: ColumnKind::Profile,
+                scope: Some(profile.text.clone()),
+                key: Key {
+                    profile: Some(p as u16),
+                    native: None,
+                },
+            });
+        }
+        columns
+    }
+
     /// Who `key` is, in words, for `list --client` and the log: the
     /// profile and the native row that apply.
     pub fn describe(&self, key: Key) -> String {
@@ -372,6 +417,41 @@ fn origin_of(profile: &Profile, line: usize) -> crate::config::Origin {
             line,
         },
         other => other.clone(),
+    }
+}
+
+/// One client, as the skills manager shows it ([`Profiles::columns`]).
+#[derive(Clone, Debug)]
+pub struct Column {
+    /// `*` for any other client, a native row's id, or a profile's glob.
+    pub id: String,
+    /// What a person reads: `Claude Code`, `[clients."ci-*"]`.
+    pub title: String,
+    pub kind: ColumnKind,
+    /// What `enable` / `disable --client` name to change this client's
+    /// profile (`None`: the top level, every client).
+    pub scope: Option<String>,
+    pub key: Key,
+}
+
+/// Where a [`Column`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// A client no profile or row matches.
+    Default,
+    /// A row of the built-in table of clients that load skills themselves.
+    Builtin,
+    /// A `[clients."<glob>"]` profile of `config.toml`.
+    Profile,
+}
+
+impl ColumnKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColumnKind::Default => "default",
+            ColumnKind::Builtin => "builtin",
+            ColumnKind::Profile => "profile",
+        }
     }
 }
 

@@ -34,6 +34,7 @@ use crate::answer::{Answer, FileAnswer};
 use crate::config::ServeOptions;
 use crate::profiles::{Surfaces, View, ViewId};
 use crate::render;
+use crate::server::app::{self, App};
 use crate::server::registry::{Changes, Registry};
 use crate::server::rescan::Caller;
 use crate::server::{page, prompts, resources, skills};
@@ -85,6 +86,8 @@ pub fn tool(description: &str) -> Tool {
 pub struct SkillServer {
     registry: Arc<Registry>,
     caller: Arc<Caller>,
+    /// The skills manager (MCP App), shared by every handler of the server.
+    app: Arc<App>,
     /// Served over HTTP: the instructions say how to read files remotely.
     remote: bool,
     /// Cancelled when the handler is dropped (its session ended): ends the
@@ -179,6 +182,7 @@ impl SkillServer {
     pub fn new(
         registry: Arc<Registry>,
         caller: Arc<Caller>,
+        app: Arc<App>,
         options: &ServeOptions,
     ) -> SkillServer {
         let ended = CancellationToken::new();
@@ -186,6 +190,7 @@ impl SkillServer {
             changes: std::sync::Mutex::new(Some(registry.changes())),
             ahead: std::sync::Mutex::default(),
             caller,
+            app,
             registry,
             remote: options.http.is_some(),
             _end_on_drop: ended.clone().drop_guard(),
@@ -200,16 +205,26 @@ impl SkillServer {
         self.registry.view_and_surfaces(&served, client).await
     }
 
-    /// The server's description for the client called `client`: its
-    /// capabilities and its instructions (which may carry the catalog, so
-    /// its view is computed now if it is not yet, and its first request
-    /// finds it ready).
-    async fn info_for(&self, client: Option<&str>) -> ServerConfig {
+    /// The server's description for the client called `client`, which
+    /// declares the UI extension or not (`ui`): its capabilities and its
+    /// instructions (which may carry the catalog, so its view is computed
+    /// now if it is not yet, and its first request finds it ready).
+    async fn info_for(&self, client: Option<&str>, ui: bool) -> ServerConfig {
         let (view, surfaces) = self.seen(client).await;
-        server_config(
-            capabilities(surfaces.prompts, surfaces.resources),
-            view.instructions(),
-        )
+        let mut capabilities = capabilities(surfaces.prompts, surfaces.resources);
+        if ui {
+            with_app(&mut capabilities);
+        }
+        server_config(capabilities, view.instructions())
+    }
+
+    /// Who asks for a change of the skills manager.
+    fn app_caller(&self, context: &RequestContext<RoleServer>) -> app::Caller {
+        if self.remote {
+            crate::server::http::app_caller(context)
+        } else {
+            app::Caller::Stdio
+        }
     }
 
     /// Prompts answer -32601 when they are off for the client.
@@ -267,6 +282,22 @@ impl SkillServer {
 async fn joined<T>(task: tokio::task::JoinHandle<Result<T, ErrorData>>) -> Result<T, ErrorData> {
     task.await
         .map_err(|err| ErrorData::internal_error(format!("the request failed: {err}"), None))?
+}
+
+/// What a client with the UI extension is offered besides: the resource of
+/// the app (readable even where other resources are off for the client) and
+/// the extension itself.
+fn with_app(capabilities: &mut ServerCapabilities) {
+    if capabilities.resources.is_none() {
+        capabilities.resources = ServerCapabilities::builder()
+            .enable_resources()
+            .build()
+            .resources;
+    }
+    capabilities
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(app::EXTENSION.to_owned(), JsonObject::new());
 }
 
 /// The server's description with `capabilities` and `instructions`.
@@ -425,7 +456,7 @@ impl ServerHandler for SkillServer {
         context.peer.set_peer_info(request.clone());
         let client = Some(request.client_info.name.as_str()).filter(|name| !name.is_empty());
         let mut result = self.negotiate_initialize(&request)?;
-        let info = self.info_for(client).await;
+        let info = self.info_for(client, app::declared(&context)).await;
         result.capabilities = info.capabilities;
         result.instructions = info.instructions;
         Ok(result)
@@ -438,7 +469,8 @@ impl ServerHandler for SkillServer {
         let client = client_name(&context);
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
-            self.info_for(client.as_deref()).await,
+            self.info_for(client.as_deref(), app::declared(&context))
+                .await,
         ))
     }
 
@@ -471,9 +503,13 @@ impl ServerHandler for SkillServer {
     ) -> Result<ListToolsResult, ErrorData> {
         page::single(request.as_ref(), "tools/list")?;
         let (view, _) = self.seen(client_name(&context).as_deref()).await;
-        Ok(ListToolsResult::with_all_items(vec![tool(
-            view.description(),
-        )]))
+        let mut tools = vec![tool(view.description())];
+        // App-only tools are listed too: the host hides them from the
+        // model, and must know them to let the page call them.
+        if app::declared(&context) {
+            tools.extend(app::tools());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -487,6 +523,14 @@ impl ServerHandler for SkillServer {
             "tools/call"
         );
         if request.name != TOOL_NAME {
+            if app::is_app_tool(&request.name) && app::declared(&context) {
+                let caller = self.app_caller(&context);
+                return Ok(self
+                    .app
+                    .call(&self.registry, &request, caller)
+                    .await?
+                    .into());
+            }
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool '{}': this server has one tool, `{TOOL_NAME}`",
@@ -604,6 +648,9 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == app::RESOURCE_URI && app::declared(&context) {
+            return Ok(self.app.read()?.into());
+        }
         let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
         self.resources_offered::<rmcp::model::ReadResourceRequestMethod>(surfaces)?;
         Ok(resources::read(&view, self.registry.files(), &request.uri)?.into())

@@ -9,6 +9,7 @@
 //! runs them over stdio until the client goes away or a signal arrives
 //! (behaviour.md §7).
 
+pub mod app;
 mod auto_update;
 mod dispatch;
 mod events;
@@ -77,7 +78,13 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     registry.prepare_search();
 
     let caller = Arc::new(Caller::new(Arc::clone(&registry), Base::Path));
-    let server = Dispatch(SkillServer::new(Arc::clone(&registry), caller, &options));
+    let app = Arc::new(app::App::default());
+    let server = Dispatch(SkillServer::new(
+        Arc::clone(&registry),
+        caller,
+        app,
+        &options,
+    ));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, link) = StdioTransport::new(stdin, stdout);
     let running = tokio::select! {

@@ -36,6 +36,7 @@ use crate::roots::SourceKind;
 use crate::text::plural;
 
 pub use fetch::{Fetched, Request};
+pub use found::is_script;
 pub use location::Location;
 pub use plan::{Change, Status};
 pub use publish::publish;

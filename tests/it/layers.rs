@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
     &["profiles"],
     &["resolve", "uri"],
     &["answer", "lint"],
-    &["commands", "import", "server", "sources", "trust"],
+    &["commands", "import", "manage", "server", "sources", "trust"],
     &["cli"],
 ];
 

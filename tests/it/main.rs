@@ -8,6 +8,7 @@
 
 mod common;
 
+mod app;
 mod catalog;
 mod cli;
 mod files;

@@ -224,12 +224,14 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
         ));
     }
     let caller = Arc::new(Caller::new(Arc::clone(&registry), Base::Uri));
+    let app = Arc::new(crate::server::app::App::default());
     let factory = {
         let registry = Arc::clone(&registry);
         move || {
             Ok(SkillServer::new(
                 Arc::clone(&registry),
                 Arc::clone(&caller),
+                Arc::clone(&app),
                 &options,
             ))
         }
@@ -246,6 +248,20 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
     }
     let mcp = StreamableHttpService::new(factory, Arc::clone(&state.sessions), config);
     let _ = state.ready.set(Ready { registry, mcp });
+}
+
+/// Who asks for a change of the skills manager over HTTP: the token's
+/// label. Admin tokens are not read yet, so no HTTP caller may change
+/// anything.
+pub(crate) fn app_caller(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> crate::server::app::Caller {
+    let who = context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Who>())
+        .map_or_else(|| "anyone".to_owned(), ToString::to_string);
+    crate::server::app::Caller::Http { who, admin: false }
 }
 
 /// The log line's account of who may connect.
@@ -377,6 +393,8 @@ async fn route(
         // A browser's preflight, from an origin allowed above.
         "/mcp" if method == Method::OPTIONS => preflight(),
         "/mcp" => mcp(state, request, entry, held).await,
+        // The skills manager's page; it talks to `/mcp` with the user's token.
+        "/" if method == Method::GET || method == Method::HEAD => app_page(),
         "/healthz" if method == Method::GET || method == Method::HEAD => health(state),
         "/metrics" if state.http.metrics && method == Method::GET => metrics(state),
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp"
@@ -601,6 +619,39 @@ fn resource_metadata(state: &State, headers: &HeaderMap) -> Response<Body> {
         "resource_name": "skillserve",
     });
     json(StatusCode::OK, &document)
+}
+
+/// `/`: the skills manager's page, under a Content Security Policy that
+/// lets it run its own inline script and style (by their hashes) and reach
+/// `/mcp`, and nothing else: even a bug in its rendering of a skill could
+/// load no remote image or script. No token is needed for the page itself;
+/// it asks for one and sends it to `/mcp`.
+fn app_page() -> Response<Body> {
+    let mut response =
+        Response::new(Full::new(Bytes::from(crate::server::app::page::html(None))).boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    if let Ok(policy) =
+        http::HeaderValue::from_str(crate::server::app::page::content_security_policy())
+    {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        http::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        http::HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
+    response
 }
 
 /// `/healthz`: 503 until the first scan is done, then 200 and the number

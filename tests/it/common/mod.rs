@@ -302,10 +302,42 @@ impl Server {
         Server::start_with(command, protocol, Some(name)).await
     }
 
+    /// [`Server::start`] (or with `v2026`, [`Server::start_2026`]) with a
+    /// client that declares the MCP Apps extension
+    /// (`io.modelcontextprotocol/ui`), as a host that renders apps does.
+    pub async fn start_ui(command: std::process::Command, v2026: bool) -> Server {
+        let protocol = if v2026 {
+            Protocol::Discover
+        } else {
+            Protocol::Initialize
+        };
+        let mut info = rmcp::model::ClientConfig::default();
+        info.client_info = rmcp::model::Implementation::new("ui-host", "1.0.0");
+        let mut extensions = rmcp::model::ExtensionCapabilities::new();
+        extensions.insert(
+            "io.modelcontextprotocol/ui".to_owned(),
+            rmcp::object!({ "mimeTypes": ["text/html;profile=mcp-app"] }),
+        );
+        info.capabilities.extensions = Some(extensions);
+        Server::start_configured(command, protocol, info).await
+    }
+
     async fn start_with(
         command: std::process::Command,
         protocol: Protocol,
         name: Option<&str>,
+    ) -> Server {
+        let mut info = rmcp::model::ClientConfig::default();
+        if let Some(name) = name {
+            info.client_info = rmcp::model::Implementation::new(name, "1.0.0");
+        }
+        Server::start_configured(command, protocol, info).await
+    }
+
+    async fn start_configured(
+        command: std::process::Command,
+        protocol: Protocol,
+        info: rmcp::model::ClientConfig,
     ) -> Server {
         use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
         let mut command = tokio::process::Command::from(command);
@@ -320,10 +352,6 @@ impl Server {
         let stderr = Stderr::collect(child.stderr.take().unwrap());
         let (sender, notifications) = mpsc::unbounded_channel();
         let (lists, list_changes) = mpsc::unbounded_channel();
-        let mut info = rmcp::model::ClientConfig::default();
-        if let Some(name) = name {
-            info.client_info = rmcp::model::Implementation::new(name, "1.0.0");
-        }
         let handler = Notifications {
             sender,
             lists,

@@ -1,0 +1,793 @@
+//! The skills manager as an MCP App (`io.modelcontextprotocol/ui`): to a
+//! client that declares the UI extension, the server offers the resource
+//! `ui://skillserve/app.html` (the page of `ui/`, compiled in), the
+//! model-visible tool `manage_skills` that opens it, and the app-only tools
+//! the page calls (`_meta.ui.visibility: ["app"]`). A client without the
+//! extension is offered none of it: one tool, `skill`, as before.
+//!
+//! This module knows the extension, who may change what, and the nonce;
+//! what the page shows comes from [`crate::manage`], and each change is the
+//! CLI command's own library function ([`crate::trust`],
+//! [`crate::config::edit`]).
+//!
+//! Who may change anything (behaviour.md, "The skills app"):
+//! - over stdio, the call must carry the nonce embedded in a recent render
+//!   of the page ([`nonce`]): the host reads the resource to render it and
+//!   the model never receives its body, so a call the model makes up is
+//!   refused even by a host that forgets to hide the app-only tools;
+//! - over HTTP, the caller's token must grant `admin` (the page in a
+//!   browser holds no nonce; the token is the person).
+//!
+//! Reads need nothing more than reading needs today.
+
+mod nonce;
+pub mod page;
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, MetaObject,
+    ReadResourceResult, ResourceContents, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::manage::{self, Catalog, Query, Status};
+use crate::server::registry::{Registry, Served};
+
+pub use nonce::Nonces;
+
+/// The extension's identifier.
+pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The content type of an MCP App's HTML.
+pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The app's resource.
+pub const RESOURCE_URI: &str = "ui://skillserve/app.html";
+/// The model-visible tool that opens the app.
+pub const OPEN_TOOL: &str = "manage_skills";
+
+/// The `_meta` key of a 2026-07-28 request's client capabilities.
+const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// The app's state shared by every handler of a server: the nonces of its
+/// renders, and the catalog of the snapshot served now.
+#[derive(Default)]
+pub struct App {
+    nonces: Nonces,
+    catalog: Mutex<Option<(Weak<Served>, Arc<Catalog>)>>,
+}
+
+/// Who asks for a change.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    /// The client on stdio: the person at the host (with the page's nonce)
+    /// or its model (without).
+    Stdio,
+    /// A client of `serve --http`: the token's label, and whether it grants
+    /// `admin`.
+    Http { who: String, admin: bool },
+}
+
+/// Whether the client that sent a request declares the UI extension: in
+/// the request's own `_meta` (2026-07-28), else in `initialize`. A
+/// declaration that lists `mimeTypes` must list [`MIME_TYPE`].
+pub fn declared(context: &RequestContext<RoleServer>) -> bool {
+    let meta = &context.meta.0.0;
+    let extension = match meta.get(CLIENT_CAPABILITIES_META) {
+        Some(capabilities) => capabilities
+            .get("extensions")
+            .and_then(|e| e.get(EXTENSION))
+            .cloned(),
+        None => context
+            .peer
+            .peer_info()
+            .and_then(|info| {
+                info.capabilities
+                    .extensions
+                    .as_ref()?
+                    .get(EXTENSION)
+                    .cloned()
+            })
+            .map(Value::Object),
+    };
+    let Some(Value::Object(extension)) = extension else {
+        return false;
+    };
+    match extension.get("mimeTypes") {
+        None => true,
+        Some(Value::Array(types)) => types.iter().any(|t| t.as_str() == Some(MIME_TYPE)),
+        Some(_) => false,
+    }
+}
+
+/// An app-only tool: name, title, description, arguments (JSON Schema
+/// properties), required arguments, and whether it changes anything.
+type AppTool = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    bool,
+);
+
+/// The app-only tools.
+const APP_TOOLS: &[AppTool] = &[
+    (
+        "app_overview",
+        "Skills manager: overview",
+        "What the catalog holds (counts by status, source, root; the clients) and whether this caller may change anything.",
+        "{}",
+        &[],
+        false,
+    ),
+    (
+        "app_catalog",
+        "Skills manager: catalog",
+        "A page of the catalog: every skill with its source, root, status and the clients that see it; searched with the server's search index, filtered by source, root, client and status.",
+        QUERY_PROPERTIES,
+        &[],
+        false,
+    ),
+    (
+        "app_clients",
+        "Skills manager: clients",
+        "The clients × skills matrix of a page of the catalog: who is shown each skill, and why not.",
+        QUERY_PROPERTIES,
+        &[],
+        false,
+    ),
+    (
+        "app_skill",
+        "Skills manager: skill",
+        "One skill: its SKILL.md, files with sizes and digests, security findings with their lines, status and clients.",
+        r#"{"id": {"type": "string", "description": "The skill's folder, as the catalog's `id`."}}"#,
+        &["id"],
+        false,
+    ),
+    (
+        "app_file",
+        "Skills manager: file",
+        "One file of a skill: text, an image (base64) or a description of a binary file.",
+        r#"{"id": {"type": "string", "description": "The skill's folder, as the catalog's `id`."}, "path": {"type": "string", "description": "The file, relative to the skill's folder."}}"#,
+        &["id", "path"],
+        false,
+    ),
+    (
+        "app_sources",
+        "Skills manager: sources",
+        "The installed sources of sources.lock: each with its URL, commit, skills and when it was added and updated.",
+        "{}",
+        &[],
+        false,
+    ),
+    (
+        "app_enable",
+        "Skills manager: enable",
+        "Enable a skill for every client, or in one client's profile (`skillserve enable`).",
+        TOGGLE_PROPERTIES,
+        &["name"],
+        true,
+    ),
+    (
+        "app_disable",
+        "Skills manager: disable",
+        "Disable a skill for every client, or in one client's profile (`skillserve disable`).",
+        TOGGLE_PROPERTIES,
+        &["name"],
+        true,
+    ),
+    (
+        "app_trust",
+        "Skills manager: trust",
+        "Approve a quarantined skill as it was reviewed (`skillserve trust`): refused when its files changed since.",
+        r#"{"name": {"type": "string"}, "digest": {"type": "string", "description": "The digest of the skill as reviewed (`app_skill`'s `digest`)."}, "nonce": {"type": "string"}}"#,
+        &["name", "digest"],
+        true,
+    ),
+    (
+        "app_untrust",
+        "Skills manager: untrust",
+        "Withdraw the approvals of a skill (`skillserve untrust`).",
+        r#"{"name": {"type": "string"}, "nonce": {"type": "string"}}"#,
+        &["name"],
+        true,
+    ),
+];
+
+const QUERY_PROPERTIES: &str = r#"{
+    "query": {"type": "string", "description": "Words to search names and descriptions for."},
+    "source": {"type": "string", "description": "`user`, `project`, `custom`, `installed`, `plugin`, or `installed:<id>`."},
+    "root": {"type": "string", "description": "A skills folder, as the overview lists it."},
+    "client": {"type": "string", "description": "A client's id, as the overview lists it: only skills it is shown."},
+    "status": {"type": "string", "enum": ["served", "hidden", "shadowed", "quarantined", "broken"]},
+    "offset": {"type": "integer", "minimum": 0},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500}
+}"#;
+
+const TOGGLE_PROPERTIES: &str = r#"{
+    "name": {"type": "string", "description": "The skill's name."},
+    "client": {"type": "string", "description": "A client's profile (`[clients.\"<client>\"]`); omit it for every client."},
+    "nonce": {"type": "string", "description": "The nonce of the page's render (stdio)."}
+}"#;
+
+/// Whether `name` is a tool that changes something.
+pub fn changes(name: &str) -> bool {
+    APP_TOOLS
+        .iter()
+        .any(|(tool, .., change)| *tool == name && *change)
+}
+
+/// Whether `name` is one of the app's tools (the opener included).
+pub fn is_app_tool(name: &str) -> bool {
+    name == OPEN_TOOL || APP_TOOLS.iter().any(|(tool, ..)| *tool == name)
+}
+
+fn object(text: &str) -> JsonObject {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(object)) => object,
+        _ => unreachable!("the tool tables hold JSON objects"),
+    }
+}
+
+/// The tools a client with the UI extension is offered besides `skill`.
+pub fn tools() -> Vec<Tool> {
+    let mut open_meta = JsonObject::new();
+    open_meta.insert("ui".into(), json!({ "resourceUri": RESOURCE_URI }));
+    // The flat key of the extension's drafts, which some hosts still read.
+    open_meta.insert("ui/resourceUri".into(), RESOURCE_URI.into());
+    let open_schema = object(
+        r#"{"type": "object", "properties": {"view": {"type": "string", "enum": ["catalog", "sources", "quarantine", "clients"], "description": "The view to open on (default: catalog)."}}}"#,
+    );
+    let mut tools = vec![
+        Tool::new(
+            OPEN_TOOL,
+            "Open the skills manager: browse every skill, see where each comes from and which clients see it, review and install sources, approve quarantined skills, and enable or disable skills per client. Call it when the user asks to see, manage, install, update, trust or disable skills.",
+            Arc::new(open_schema),
+        )
+        .with_title("Open the skills manager")
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+        .with_meta(MetaObject(open_meta)),
+    ];
+    for (name, title, description, properties, required, change) in APP_TOOLS {
+        let schema = json!({
+            "type": "object",
+            "properties": object(properties),
+            "required": required,
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!("json! of an object")
+        };
+        let mut meta = JsonObject::new();
+        meta.insert(
+            "ui".into(),
+            json!({ "resourceUri": RESOURCE_URI, "visibility": ["app"] }),
+        );
+        tools.push(
+            Tool::new(*name, *description, Arc::new(schema))
+                .with_title(*title)
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(!change)
+                        .destructive(*change)
+                        .idempotent(true)
+                        .open_world(false),
+                )
+                .with_meta(MetaObject(meta)),
+        );
+    }
+    tools
+}
+
+impl App {
+    /// The page, with a fresh nonce embedded, as `resources/read` returns
+    /// it.
+    pub fn read(&self) -> Result<ReadResourceResult, ErrorData> {
+        let nonce = self.nonces.issue().ok_or_else(|| {
+            ErrorData::internal_error("the OS gave no random bytes for the page's nonce", None)
+        })?;
+        let mut meta = JsonObject::new();
+        // No external origin: the default CSP of the extension is enough.
+        meta.insert("ui".into(), json!({ "prefersBorder": false }));
+        let contents = ResourceContents::TextResourceContents {
+            uri: RESOURCE_URI.to_owned(),
+            mime_type: Some(MIME_TYPE.to_owned()),
+            text: page::html(Some(&nonce)),
+            meta: Some(MetaObject(meta)),
+        };
+        Ok(ReadResourceResult::new(vec![contents]))
+    }
+
+    /// The catalog of `served`, computed on a blocking thread the first
+    /// time it is asked for.
+    async fn catalog(&self, served: &Arc<Served>) -> Arc<Catalog> {
+        {
+            let kept = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((of, catalog)) = kept.as_ref()
+                && Weak::ptr_eq(of, &Arc::downgrade(served))
+            {
+                return Arc::clone(catalog);
+            }
+        }
+        let for_catalog = Arc::clone(served);
+        let catalog = tokio::task::spawn_blocking(move || {
+            Arc::new(Catalog::new(&for_catalog.snapshot, &for_catalog.profiles))
+        })
+        .await
+        .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()));
+        *self.catalog.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((Arc::downgrade(served), Arc::clone(&catalog)));
+        catalog
+    }
+
+    /// Answers a call of one of the app's tools.
+    pub async fn call(
+        &self,
+        registry: &Arc<Registry>,
+        request: &CallToolRequestParams,
+        caller: Caller,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.as_ref();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        if changes(name) {
+            if let Err(refusal) = self.authorize(&arguments, &caller) {
+                tracing::warn!(
+                    target: "skillserve::app",
+                    "{} {name} {}: refused: {refusal}",
+                    who(&caller),
+                    subject(&arguments)
+                );
+                return Ok(refused(&refusal));
+            }
+            let result = self.change(registry, name, &arguments).await;
+            let outcome = match &result {
+                Ok(_) => "done".to_owned(),
+                Err(message) => format!("failed: {message}"),
+            };
+            tracing::info!(
+                target: "skillserve::app",
+                "{} {name} {}: {outcome}",
+                who(&caller),
+                subject(&arguments)
+            );
+            return Ok(match result {
+                Ok((text, value)) => structured(text, value),
+                Err(message) => failed(&message),
+            });
+        }
+        self.read_tool(registry, name, &arguments, &caller).await
+    }
+
+    /// Why `caller` may not change anything, if it may not.
+    fn authorize(&self, arguments: &JsonObject, caller: &Caller) -> Result<(), String> {
+        match caller {
+            Caller::Stdio => {
+                let nonce = arguments.get("nonce").and_then(Value::as_str).unwrap_or("");
+                if self.nonces.accepts(nonce) {
+                    Ok(())
+                } else if nonce.is_empty() {
+                    Err("changes are made from the skills manager's page only: this call carries no nonce of a render of it. Ask the user to open the skills manager (`manage_skills`) and make the change there.".to_owned())
+                } else {
+                    Err("this call's nonce is not that of a recent render of the skills manager (the server restarted, or the page is old): open the skills manager again.".to_owned())
+                }
+            }
+            Caller::Http { admin: true, .. } => Ok(()),
+            Caller::Http { admin: false, .. } => Err(
+                "this token may read the catalog but not change it: changes need a token with admin (`skillserve token new LABEL --admin`, or the OAuth scope `skills:admin`)".to_owned(),
+            ),
+        }
+    }
+
+    async fn read_tool(
+        &self,
+        registry: &Arc<Registry>,
+        name: &str,
+        arguments: &JsonObject,
+        caller: &Caller,
+    ) -> Result<CallToolResult, ErrorData> {
+        let served = registry.current();
+        match name {
+            OPEN_TOOL => {
+                let catalog = self.catalog(&served).await;
+                let facets = catalog.of(&served.snapshot).facets();
+                let view = arguments
+                    .get("view")
+                    .and_then(Value::as_str)
+                    .unwrap_or("catalog");
+                let text = format!(
+                    "The skills manager is open ({view}): {} skills ({}).",
+                    facets.total,
+                    counts(&facets.statuses)
+                );
+                Ok(structured(
+                    text,
+                    json!({ "view": view, "statuses": facets.statuses, "total": facets.total }),
+                ))
+            }
+            "app_overview" => {
+                let catalog = self.catalog(&served).await;
+                let facets = catalog.of(&served.snapshot).facets();
+                let (rule, allowed) = match caller {
+                    Caller::Stdio => ("nonce", true),
+                    Caller::Http { admin, .. } => ("admin", *admin),
+                };
+                let text = format!(
+                    "{} skills ({}); {} clients",
+                    facets.total,
+                    counts(&facets.statuses),
+                    facets.clients.len()
+                );
+                Ok(structured(
+                    text,
+                    json!({
+                        "version": env!("CARGO_PKG_VERSION"),
+                        "transport": rule_transport(caller),
+                        "changes": { "rule": rule, "allowed": allowed },
+                        "facets": facets,
+                    }),
+                ))
+            }
+            "app_catalog" | "app_clients" => {
+                let query = match query_of(arguments) {
+                    Ok(query) => query,
+                    Err(message) => return Ok(failed(&message)),
+                };
+                let catalog = self.catalog(&served).await;
+                let matrix = name == "app_clients";
+                let value = tokio::task::spawn_blocking(move || {
+                    let of = catalog.of(&served.snapshot);
+                    if matrix {
+                        to_value(&manage::clients::matrix(&of, &served.profiles, &query))
+                    } else {
+                        to_value(&of.page(&query))
+                    }
+                })
+                .await
+                .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+                let text = format!(
+                    "{} of {} skills match; rows {}–{}",
+                    value["matched"],
+                    value["total"],
+                    value["offset"],
+                    value["offset"].as_u64().unwrap_or(0)
+                        + value["rows"].as_array().map_or(0, Vec::len) as u64
+                );
+                Ok(structured(text, value))
+            }
+            "app_skill" | "app_file" => {
+                let Some(id) = arguments.get("id").and_then(Value::as_str) else {
+                    return Ok(failed(
+                        "`id` is missing: give a skill's `id` from the catalog",
+                    ));
+                };
+                let id = id.to_owned();
+                let path = arguments
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if name == "app_file" && path.is_none() {
+                    return Ok(failed("`path` is missing: give a file of the skill"));
+                }
+                let catalog = self.catalog(&served).await;
+                let registry = Arc::clone(registry);
+                let answer = tokio::task::spawn_blocking(move || {
+                    let of = catalog.of(&served.snapshot);
+                    let Some(found) = of.find(&id) else {
+                        return Err(format!(
+                            "no skill is in {id} now (the catalog changed): go back to the catalog"
+                        ));
+                    };
+                    match path {
+                        None => Ok(to_value(&manage::skill::view(&found, registry.files()))),
+                        Some(path) => manage::skill::file(found.skill, registry.files(), &path)
+                            .map(|file| to_value(&file))
+                            .map_err(|err| format!("{path}: {err}")),
+                    }
+                })
+                .await
+                .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+                Ok(match answer {
+                    Ok(value) => {
+                        let text = value
+                            .get("name")
+                            .or_else(|| value.get("path"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
+                        structured(text, value)
+                    }
+                    Err(message) => failed(&message),
+                })
+            }
+            "app_sources" => {
+                let settings = registry.settings();
+                let Some(paths) = crate::installed::Paths::of(&settings.config.folders) else {
+                    return Ok(structured(
+                        "no sources (no config folder)".to_owned(),
+                        json!({"sources": []}),
+                    ));
+                };
+                let lock = tokio::task::spawn_blocking(move || {
+                    crate::installed::read_lock(&paths.lock).map(|lock| (lock, paths.lock))
+                })
+                .await
+                .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+                Ok(match lock {
+                    Ok((lock, file)) => {
+                        let sources: Vec<Value> = lock
+                            .unwrap_or_default()
+                            .sources
+                            .iter()
+                            .map(|s| {
+                                json!({
+                                    "id": s.id,
+                                    "kind": s.kind.to_string(),
+                                    "url": s.url,
+                                    "reference": s.reference,
+                                    "version": s.version,
+                                    "subdir": s.subdir,
+                                    "added": s.added,
+                                    "updated": s.updated,
+                                    "allow_risky": s.allow_risky,
+                                    "skills": s.skills.iter().map(|k| &k.name).collect::<Vec<_>>(),
+                                })
+                            })
+                            .collect();
+                        structured(
+                            format!("{} sources", sources.len()),
+                            json!({ "lock": file.display().to_string(), "sources": sources }),
+                        )
+                    }
+                    Err(err) => failed(&err.to_string()),
+                })
+            }
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool '{other}'"),
+                None,
+            )),
+        }
+    }
+
+    /// Makes one change, as its CLI command does; the text and the value
+    /// of what happened, or why nothing was.
+    async fn change(
+        &self,
+        registry: &Arc<Registry>,
+        name: &str,
+        arguments: &JsonObject,
+    ) -> Result<(String, Value), String> {
+        let text_argument = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let skill = text_argument("name").ok_or("`name` is missing: give the skill's name")?;
+        let settings = registry.settings();
+        let registry_for_work = Arc::clone(registry);
+        let done = match name {
+            "app_enable" | "app_disable" => {
+                let disable = name == "app_disable";
+                let client = text_argument("client");
+                let Some(location) = settings.location.clone() else {
+                    return Err(
+                        "there is no config folder (HOME is not set): name a settings file with --config".to_owned(),
+                    );
+                };
+                let skill = skill.clone();
+                tokio::task::spawn_blocking(move || {
+                    let change = crate::config::edit::set_disabled(
+                        &location.path,
+                        &skill,
+                        client.as_deref(),
+                        disable,
+                    )
+                    .map_err(|err| err.to_string())?;
+                    let changed = matches!(change, crate::config::edit::Change::Done { .. });
+                    let scope = match &client {
+                        None => "for every client".to_owned(),
+                        Some(glob) => format!("in [clients.{}]", crate::config::file::quoted(glob)),
+                    };
+                    let verb = if disable { "Disabled" } else { "Enabled" };
+                    let text = if changed {
+                        format!("{verb} '{skill}' {scope} in {}.", location.path.display())
+                    } else {
+                        format!(
+                            "'{skill}' is {} disabled {scope} in {}; nothing changed.",
+                            if disable { "already" } else { "not" },
+                            location.path.display()
+                        )
+                    };
+                    Ok::<_, String>((
+                        text,
+                        json!({
+                            "name": skill,
+                            "client": client,
+                            "disabled": disable,
+                            "changed": changed,
+                            "file": location.path.display().to_string(),
+                        }),
+                    ))
+                })
+                .await
+                .map_err(|err| err.to_string())??
+            }
+            "app_trust" => {
+                let reviewed = text_argument("digest")
+                    .ok_or("`digest` is missing: give the digest of the skill as reviewed")?;
+                let served = registry.current();
+                tokio::task::spawn_blocking(move || {
+                    let review =
+                        crate::trust::review(&served.snapshot, registry_for_work.files(), &skill)
+                            .map_err(|err| err.to_string())?;
+                    if review.digest != reviewed {
+                        return Err(crate::trust::TrustError::Changed {
+                            name: review.skill.name.to_string(),
+                            reviewed,
+                            now: review.digest,
+                        }
+                        .to_string());
+                    }
+                    let approved = crate::trust::approve(&settings.config, &review)
+                        .map_err(|err| err.to_string())?;
+                    Ok::<_, String>((
+                        format!(
+                            "Approved '{}' as it is now; recorded in {}.",
+                            approved.name,
+                            approved.file.display()
+                        ),
+                        to_value(&approved),
+                    ))
+                })
+                .await
+                .map_err(|err| err.to_string())??
+            }
+            "app_untrust" => tokio::task::spawn_blocking(move || {
+                let withdrawn = crate::trust::withdraw(&settings.config, &skill)
+                    .map_err(|err| err.to_string())?;
+                Ok::<_, String>((
+                    format!(
+                        "Withdrew {} approval{} of '{}'.",
+                        withdrawn.removed,
+                        crate::text::plural(withdrawn.removed),
+                        withdrawn.name
+                    ),
+                    to_value(&withdrawn),
+                ))
+            })
+            .await
+            .map_err(|err| err.to_string())??,
+            other => return Err(format!("unknown change '{other}'")),
+        };
+        // The next read shows the change: wait for the refresh that reads it.
+        let refreshed = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            registry.refresh_and_wait(),
+        )
+        .await;
+        if refreshed.is_err() {
+            tracing::warn!("the refresh after a change of the skills manager took over 10 s");
+        }
+        Ok(done)
+    }
+}
+
+fn rule_transport(caller: &Caller) -> &'static str {
+    match caller {
+        Caller::Stdio => "stdio",
+        Caller::Http { .. } => "http",
+    }
+}
+
+/// Who asks, for the log line of a change.
+fn who(caller: &Caller) -> String {
+    match caller {
+        Caller::Stdio => "stdio client".to_owned(),
+        Caller::Http { who, .. } => format!("http {}", crate::text::printable(who)),
+    }
+}
+
+/// What a change is about, for its log line.
+fn subject(arguments: &JsonObject) -> String {
+    let name = arguments.get("name").and_then(Value::as_str).unwrap_or("");
+    let client = arguments.get("client").and_then(Value::as_str);
+    match client {
+        Some(client) => format!(
+            "'{}' for '{}'",
+            crate::text::printable(name),
+            crate::text::printable(client)
+        ),
+        None => format!("'{}'", crate::text::printable(name)),
+    }
+}
+
+fn counts(statuses: &std::collections::BTreeMap<&'static str, usize>) -> String {
+    Status::ALL
+        .iter()
+        .filter_map(|s| {
+            let n = *statuses.get(s.as_str())?;
+            (n > 0).then(|| format!("{n} {}", s.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The catalog query of a call's arguments.
+fn query_of(arguments: &JsonObject) -> Result<Query, String> {
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match arguments.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("`{key}` must be a string")),
+        }
+    };
+    let number = |key: &str, default: usize| -> Result<usize, String> {
+        match arguments.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(value) => value
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| format!("`{key}` must be a whole number")),
+        }
+    };
+    let status = match text("status")? {
+        None => None,
+        Some(s) => Some(Status::parse(&s).ok_or_else(|| {
+            format!("`status` {s:?} is not one of served, hidden, shadowed, quarantined, broken")
+        })?),
+    };
+    let text_query = text("query")?.unwrap_or_default();
+    if text_query.chars().count() > crate::config::MAX_QUERY_CHARS {
+        return Err(format!(
+            "`query` is longer than {} characters",
+            crate::config::MAX_QUERY_CHARS
+        ));
+    }
+    Ok(Query {
+        text: text_query,
+        source: text("source")?,
+        root: text("root")?,
+        client: text("client")?,
+        status,
+        offset: number("offset", 0)?,
+        limit: number("limit", 100)?,
+    })
+}
+
+fn to_value<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// A result with `text` for the model and text-only hosts, and `value` as
+/// structured content for the page.
+fn structured(text: String, value: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
+/// A tool error: what went wrong, nothing changed.
+fn failed(message: &str) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.to_owned())]);
+    result.structured_content = Some(json!({ "error": { "code": "failed", "message": message } }));
+    result
+}
+
+/// A change this caller may not make.
+fn refused(message: &str) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!("Refused: {message}"))]);
+    result.structured_content =
+        Some(json!({ "error": { "code": "forbidden", "message": message } }));
+    result
+}

@@ -1,0 +1,870 @@
+// skillserve's skills manager: one page, two ways to reach the server.
+//
+// - Inside a chat (an MCP Apps host): the page talks to the host over
+//   postMessage JSON-RPC (ui/initialize, ui/notifications/initialized,
+//   tools/call proxied to the server, size changes, host context, teardown),
+//   as the extension io.modelcontextprotocol/ui specifies. Every change
+//   carries the nonce the server embedded in this render of the page.
+// - In a browser (`serve --http`'s `/`, `skillserve ui`): the page is an MCP
+//   client of `/mcp` itself (protocol 2026-07-28, one self-contained POST a
+//   request, so a server restart loses nothing), with the user's bearer token
+//   (typed once, kept in sessionStorage; `skillserve ui` hands it over in the
+//   URL's fragment, which never reaches a server's log).
+//
+// Skills are untrusted: their text is rendered by a Markdown renderer that
+// builds DOM nodes from text only (no HTML is ever parsed), shows links
+// without following them and images without loading them.
+"use strict";
+
+(function () {
+  const PROTOCOL = "2026-07-28";
+  const APPS_PROTOCOL = "2026-01-26";
+  const UI_EXTENSION = "io.modelcontextprotocol/ui";
+  const MIME = "text/html;profile=mcp-app";
+  const PAGE = 100;
+  const TOKEN_KEY = "skillserve-token";
+
+  const nonceMeta = document.querySelector('meta[name="skillserve-nonce"]');
+  const state = {
+    nonce: nonceMeta ? nonceMeta.getAttribute("content") : null,
+    inHost: window.parent !== window,
+    overview: null,
+    view: "catalog",
+    skill: null,
+    query: { query: "", source: "", root: "", client: "", status: "" },
+    rows: [],
+    matched: 0,
+    seq: 0,
+    notice: null,
+  };
+
+  // ---- DOM helpers: text only, never HTML ----
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    if (attrs) {
+      for (const [key, value] of Object.entries(attrs)) {
+        if (value === null || value === undefined || value === false) continue;
+        if (key === "class") node.className = value;
+        else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+        else if (key === "dataset") Object.assign(node.dataset, value);
+        else node.setAttribute(key, value === true ? "" : String(value));
+      }
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+  const root = () => document.getElementById("app");
+  function render(...nodes) {
+    root().replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+  }
+
+  // ---- Transport: the host (postMessage) or /mcp (fetch) ----
+  let nextId = 1;
+  const pending = new Map();
+
+  function hostRequest(method, params) {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      window.parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+    });
+  }
+  function hostNotify(method, params) {
+    window.parent.postMessage({ jsonrpc: "2.0", method, params }, "*");
+  }
+
+  window.addEventListener("message", (event) => {
+    if (!state.inHost || event.source !== window.parent) return;
+    const message = event.data;
+    if (!message || message.jsonrpc !== "2.0") return;
+    if (message.id !== undefined && message.method === undefined) {
+      const waiting = pending.get(message.id);
+      if (!waiting) return;
+      pending.delete(message.id);
+      if (message.error) waiting.reject(new Error(message.error.message || "the host refused the request"));
+      else waiting.resolve(message.result);
+      return;
+    }
+    if (message.id !== undefined) {
+      // A request from the host: teardown and ping need an answer.
+      const reply = (result) => window.parent.postMessage({ jsonrpc: "2.0", id: message.id, result }, "*");
+      if (message.method === "ui/resource-teardown" || message.method === "ping") reply({});
+      else window.parent.postMessage({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "method not found: " + message.method } }, "*");
+      return;
+    }
+    switch (message.method) {
+      case "ui/notifications/host-context-changed":
+        applyHostContext(message.params || {});
+        break;
+      case "ui/notifications/tool-input": {
+        const view = message.params && message.params.arguments && message.params.arguments.view;
+        if (view && view !== state.view && ["catalog", "sources", "quarantine", "clients"].includes(view)) show(view);
+        break;
+      }
+      default:
+        break;
+    }
+  });
+
+  function applyHostContext(context) {
+    if (context.theme === "light" || context.theme === "dark") document.documentElement.dataset.theme = context.theme;
+    const variables = context.styles && context.styles.variables;
+    if (variables) {
+      for (const [name, value] of Object.entries(variables)) {
+        if (typeof value === "string" && name.startsWith("--")) document.documentElement.style.setProperty(name, value);
+      }
+    }
+  }
+
+  function watchSize() {
+    let last = "";
+    let timer = null;
+    const send = () => {
+      timer = null;
+      const width = Math.ceil(document.documentElement.scrollWidth);
+      const height = Math.ceil(document.documentElement.scrollHeight);
+      const key = width + "x" + height;
+      if (key === last) return;
+      last = key;
+      hostNotify("ui/notifications/size-changed", { width, height });
+    };
+    new ResizeObserver(() => {
+      if (!timer) timer = setTimeout(send, 50);
+    }).observe(document.documentElement);
+    send();
+  }
+
+  function token() {
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  async function httpCall(method, params) {
+    const body = {
+      jsonrpc: "2.0",
+      id: nextId++,
+      method,
+      params: Object.assign({}, params, {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+          "io.modelcontextprotocol/clientInfo": { name: "skillserve-app", version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": { extensions: { [UI_EXTENSION]: { mimeTypes: [MIME] } } },
+        },
+      }),
+    };
+    const headers = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": PROTOCOL,
+      "Mcp-Method": method,
+    };
+    if (params && typeof params.name === "string") headers["Mcp-Name"] = params.name;
+    if (token()) headers.Authorization = "Bearer " + token();
+    let response;
+    try {
+      response = await fetch("/mcp", { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
+    } catch (error) {
+      throw new AppError("unreachable", "The server cannot be reached (" + error.message + "). Is it still running? The page tries again on the next action.");
+    }
+    if (response.status === 401) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      throw new AppError("unauthorized", "The server wants a token: " + (await response.text()).trim());
+    }
+    if (response.status === 403) throw new AppError("forbidden", (await response.text()).trim());
+    if (!response.ok) throw new AppError("http", "The server answered " + response.status + ": " + (await response.text()).trim());
+    const answer = await response.json();
+    if (answer.error) throw new AppError("rpc", answer.error.message);
+    return answer.result;
+  }
+
+  class AppError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.code = code;
+    }
+  }
+
+  // tools/call of an app tool: its structured content, or an AppError.
+  async function call(name, args) {
+    const params = { name, arguments: args || {} };
+    const result = state.inHost ? await hostRequest("tools/call", params) : await httpCall("tools/call", params);
+    const data = result && result.structuredContent;
+    if (result && result.isError) {
+      const error = data && data.error;
+      const text = (result.content || []).map((c) => c.text || "").join("\n");
+      throw new AppError(error ? error.code : "failed", (error && error.message) || text || "the call failed");
+    }
+    return data || {};
+  }
+
+  async function change(name, args) {
+    const withNonce = Object.assign({}, args);
+    if (state.nonce) withNonce.nonce = state.nonce;
+    return call(name, withNonce);
+  }
+
+  // ---- Markdown, safely: text nodes only ----
+  function markdown(text) {
+    const out = el("div", { class: "md" });
+    let body = text.replace(/\r\n?/g, "\n");
+    const front = /^---\n([\s\S]*?)\n---\n?/.exec(body);
+    if (front) {
+      out.append(el("pre", { class: "frontmatter", "aria-label": "frontmatter" }, front[1]));
+      body = body.slice(front[0].length);
+    }
+    const lines = body.split("\n");
+    let i = 0;
+    let paragraph = [];
+    const flush = () => {
+      if (paragraph.length) out.append(el("p", null, inline(paragraph.join(" "))));
+      paragraph = [];
+    };
+    while (i < lines.length) {
+      const line = lines[i];
+      const fence = /^(\s*)(```+|~~~+)(.*)$/.exec(line);
+      if (fence) {
+        flush();
+        const code = [];
+        i++;
+        while (i < lines.length && !lines[i].trim().startsWith(fence[2])) code.push(lines[i++]);
+        i++;
+        const lang = fence[3].trim();
+        out.append(el("pre", lang ? { "data-lang": lang } : null, el("code", null, code.join("\n"))));
+        continue;
+      }
+      const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+      if (heading) {
+        flush();
+        const level = Math.min(heading[1].length + 2, 6);
+        out.append(el("h" + level, null, inline(heading[2])));
+        i++;
+        continue;
+      }
+      if (/^\s*([-*_])\s*(\1\s*){2,}$/.test(line)) {
+        flush();
+        out.append(el("hr"));
+        i++;
+        continue;
+      }
+      if (/^\s*>/.test(line)) {
+        flush();
+        const quote = [];
+        while (i < lines.length && /^\s*>/.test(lines[i])) quote.push(lines[i++].replace(/^\s*>\s?/, ""));
+        out.append(el("blockquote", null, markdown(quote.join("\n")).childNodes));
+        continue;
+      }
+      const item = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+      if (item) {
+        flush();
+        const ordered = /\d/.test(item[2]);
+        const list = el(ordered ? "ol" : "ul");
+        while (i < lines.length) {
+          const m = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i]);
+          if (!m) {
+            if (/^\s{2,}\S/.test(lines[i]) && list.lastChild) {
+              list.lastChild.append(" ", inline(lines[i].trim()));
+              i++;
+              continue;
+            }
+            break;
+          }
+          const task = /^\[( |x|X)\]\s+(.*)$/.exec(m[3]);
+          list.append(el("li", null, task ? [task[1] === " " ? "☐ " : "☑ ", inline(task[2])] : inline(m[3])));
+          i++;
+        }
+        out.append(list);
+        continue;
+      }
+      if (/^\s*\|.*\|\s*$/.test(line) && i + 1 < lines.length && /^\s*\|?\s*:?-+/.test(lines[i + 1])) {
+        flush();
+        const cells = (row) => row.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim());
+        const table = el("table");
+        table.append(el("thead", null, el("tr", null, cells(line).map((c) => el("th", null, inline(c))))));
+        const tbody = el("tbody");
+        i += 2;
+        while (i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i])) tbody.append(el("tr", null, cells(lines[i++]).map((c) => el("td", null, inline(c)))));
+        table.append(tbody);
+        out.append(table);
+        continue;
+      }
+      if (!line.trim()) {
+        flush();
+        i++;
+        continue;
+      }
+      paragraph.push(line.trim());
+      i++;
+    }
+    flush();
+    return out;
+  }
+
+  // Inline Markdown: code, images (never loaded), links (shown, not
+  // followed), bold, italic. Returns nodes built from text.
+  function inline(text) {
+    const nodes = [];
+    const pattern = /(`+)([\s\S]*?)\1|!\[([^\]]*)\]\(([^)\s]*)[^)]*\)|\[([^\]]+)\]\(([^)\s]*)[^)]*\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|<(https?:\/\/[^>\s]+)>/g;
+    let last = 0;
+    let m;
+    while ((m = pattern.exec(text))) {
+      if (m.index > last) nodes.push(text.slice(last, m.index));
+      if (m[1]) nodes.push(el("code", null, m[2]));
+      else if (m[4] !== undefined) nodes.push(el("span", { class: "image", title: "images are not loaded" }, "[image: " + (m[3] || "untitled") + " — " + m[4] + "]"));
+      else if (m[6] !== undefined) nodes.push(el("span", { class: "link", title: "links are shown, not followed" }, el("span", { class: "link-text" }, inline(m[5])), " ", el("span", { class: "link-url" }, "(" + m[6] + ")")));
+      else if (m[7] || m[8]) nodes.push(el("strong", null, inline(m[7] || m[8])));
+      else if (m[9] || m[10]) nodes.push(el("em", null, inline(m[9] || m[10])));
+      else if (m[11]) nodes.push(el("span", { class: "link-url" }, m[11]));
+      last = pattern.lastIndex;
+    }
+    if (last < text.length) nodes.push(text.slice(last));
+    return nodes;
+  }
+
+  // ---- Views ----
+  const VIEWS = [
+    ["catalog", "Catalog"],
+    ["sources", "Sources"],
+    ["quarantine", "Quarantine"],
+    ["clients", "Clients"],
+  ];
+
+  function canChange() {
+    return state.overview && state.overview.changes && state.overview.changes.allowed;
+  }
+
+  function frame(...content) {
+    const tabs = el(
+      "nav",
+      { class: "tabs", role: "tablist", "aria-label": "Views" },
+      VIEWS.map(([id, title]) =>
+        el("button", { role: "tab", "aria-selected": state.view === id && !state.skill ? "true" : "false", onclick: () => show(id) }, title),
+      ),
+    );
+    const facets = state.overview && state.overview.facets;
+    const who = state.overview
+      ? [
+          facets ? facets.total + " skills" : "",
+          canChange() ? "" : " · read only",
+          state.inHost ? "" : " · ",
+          state.inHost ? null : el("button", { class: "link", onclick: signOut }, "Forget token"),
+        ]
+      : [];
+    const notice = state.notice ? el("div", { class: "notice " + state.notice.kind, role: state.notice.kind === "error" ? "alert" : "status" }, state.notice.text) : null;
+    render(el("header", { class: "bar" }, el("h1", null, "Skills"), tabs, el("span", { class: "who" }, who)), notice, el("main", null, content));
+  }
+
+  function say(kind, text) {
+    state.notice = { kind, text };
+    const old = root().querySelector(".notice");
+    const node = el("div", { class: "notice " + kind, role: kind === "error" ? "alert" : "status" }, text);
+    if (old) old.replaceWith(node);
+    else root().querySelector("header.bar").after(node);
+  }
+
+  function failure(error) {
+    if (error && error.code === "unauthorized" && !state.inHost) return login(error.message);
+    say("error", (error && error.message) || String(error));
+  }
+
+  function show(view) {
+    state.view = view;
+    state.skill = null;
+    state.notice = null;
+    ({ catalog: catalogView, sources: sourcesView, quarantine: quarantineView, clients: clientsView })[view]();
+  }
+
+  function badge(status) {
+    return el("span", { class: "badge " + status }, status);
+  }
+
+  function provenance(p) {
+    if (p.source) return [p.kind, " · ", el("span", { class: "mono" }, p.source_id + ": " + p.source)];
+    if (p.plugin) return [p.kind, " · ", p.plugin];
+    return p.kind;
+  }
+
+  function clientTitles(ids) {
+    const columns = (state.overview && state.overview.facets.clients) || [];
+    return ids.map((id) => (columns.find((c) => c.id === id) || { title: id }).title);
+  }
+
+  // Which clients see a skill, in few words: "every client", "all but
+  // Claude Code, Cursor", or the list.
+  function seenBy(ids) {
+    const columns = (state.overview && state.overview.facets.clients) || [];
+    if (!ids.length) return "none";
+    if (ids.length === columns.length) return "every client";
+    const missing = columns.filter((c) => !ids.includes(c.id)).map((c) => c.title);
+    if (ids.length > columns.length / 2) return "all but " + missing.join(", ");
+    return clientTitles(ids).join(", ");
+  }
+
+  function select(label, key, options) {
+    return el(
+      "label",
+      null,
+      el("span", { class: "sr-only" }, label),
+      el(
+        "select",
+        {
+          "aria-label": label,
+          "data-filter": key,
+          onchange: (e) => {
+            state.query[key] = e.target.value;
+            loadCatalog(false);
+          },
+        },
+        el("option", { value: "" }, label + ": all"),
+        options.map(([value, text]) => el("option", { value, selected: state.query[key] === value }, text)),
+      ),
+    );
+  }
+
+  function catalogView() {
+    const f = state.overview.facets;
+    const search = el("input", {
+      type: "search",
+      placeholder: "Search skills (press / to focus)",
+      "aria-label": "Search skills",
+      value: state.query.query,
+      oninput: (e) => {
+        state.query.query = e.target.value;
+        loadCatalog(false);
+      },
+    });
+    const filters = el(
+      "div",
+      { class: "filters" },
+      search,
+      select("Source", "source", Object.entries(f.sources).map(([k, n]) => [k, k + " (" + n + ")"])),
+      select("Root", "root", f.roots.map((r) => [r.path, r.path + " (" + r.skills + ")"])),
+      select("Client", "client", f.clients.map((c) => [c.id, c.title])),
+      select("Status", "status", Object.entries(f.statuses).filter(([, n]) => n > 0).map(([k, n]) => [k, k + " (" + n + ")"])),
+    );
+    frame(filters, el("p", { class: "summary", id: "summary", "aria-live": "polite" }, "Loading…"), el("div", { id: "rows" }), el("div", { class: "more", id: "more" }));
+    loadCatalog(false);
+  }
+
+  async function loadCatalog(more) {
+    const seq = ++state.seq;
+    const args = { offset: more ? state.rows.length : 0, limit: PAGE };
+    for (const [k, v] of Object.entries(state.query)) if (v) args[k] = v;
+    let page;
+    try {
+      page = await call("app_catalog", args);
+    } catch (error) {
+      return failure(error);
+    }
+    if (seq !== state.seq || state.view !== "catalog" || state.skill) return;
+    state.rows = more ? state.rows.concat(page.rows) : page.rows;
+    state.matched = page.matched;
+    drawRows(more ? page.rows : null);
+  }
+
+  function drawRows(appended) {
+    const summary = document.getElementById("summary");
+    if (!summary) return;
+    summary.textContent = state.matched + " of " + (state.overview.facets.total) + " skills" + (state.matched > state.rows.length ? " · showing " + state.rows.length : "");
+    const rowOf = (r) =>
+      el(
+        "tr",
+        { "data-id": r.id },
+        el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(r.id) }, r.name)),
+        el("td", { class: "desc" }, r.description),
+        el("td", { class: "prov" }, provenance(r.provenance), el("div", { class: "root" }, r.root)),
+        el("td", null, badge(r.status), r.reason ? el("div", { class: "reason" }, r.reason) : null),
+        el("td", { class: "clients", title: clientTitles(r.clients).join(", ") }, seenBy(r.clients)),
+      );
+    const host = document.getElementById("rows");
+    if (appended && host.querySelector("tbody")) {
+      host.querySelector("tbody").append(...appended.map(rowOf));
+    } else {
+      host.replaceChildren(
+        state.rows.length
+          ? el(
+              "table",
+              { class: "catalog" },
+              el("thead", null, el("tr", null, ["Skill", "Description", "Source", "Status", "Clients that see it"].map((h) => el("th", { scope: "col" }, h)))),
+              el("tbody", null, state.rows.map(rowOf)),
+            )
+          : el("p", null, "No skill matches."),
+      );
+    }
+    const more = document.getElementById("more");
+    more.replaceChildren();
+    if (state.matched > state.rows.length) {
+      const button = el("button", { onclick: () => loadCatalog(true) }, "Show " + Math.min(PAGE, state.matched - state.rows.length) + " more");
+      more.append(button);
+      const seen = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          seen.disconnect();
+          loadCatalog(true);
+        }
+      });
+      seen.observe(button);
+    }
+  }
+
+  async function openSkill(id) {
+    state.skill = id;
+    state.notice = null;
+    frame(el("p", { class: "loading" }, "Loading the skill…"));
+    let skill;
+    try {
+      skill = await call("app_skill", { id });
+    } catch (error) {
+      return failure(error);
+    }
+    if (state.skill !== id) return;
+    skillView(skill);
+  }
+
+  function skillView(s) {
+    const back = el("button", { onclick: () => show(state.view) }, "← Back");
+    const facts = el(
+      "dl",
+      { class: "facts" },
+      el("dt", null, "Source"),
+      el("dd", null, provenance(s.provenance)),
+      el("dt", null, "Folder"),
+      el("dd", { class: "mono" }, s.dir),
+      el("dt", null, "Clients that see it"),
+      el("dd", null, seenBy(s.clients)),
+      el("dt", null, "Digest"),
+      el("dd", { class: "mono" }, s.digest || "not available (too many files)"),
+    );
+    const actions = el("div", { class: "actions" });
+    if (canChange()) {
+      if (s.status === "quarantined" && s.digest) {
+        actions.append(
+          el("button", { class: "primary", onclick: () => act("app_trust", { name: s.name, digest: s.digest }, "Trust " + s.name + " as reviewed?", () => openSkill(s.id)) }, "Trust this version"),
+        );
+      }
+      if (s.provenance.kind === "project" || s.provenance.kind === "installed") {
+        actions.append(el("button", { onclick: () => act("app_untrust", { name: s.name }, null, () => openSkill(s.id)) }, "Withdraw approval"));
+      }
+      if (s.status !== "quarantined" && s.status !== "broken") {
+        const columns = state.overview.facets.clients.filter((c) => c.scope);
+        const scope = el("select", { "aria-label": "For which clients" }, el("option", { value: "" }, "every client"), columns.map((c) => el("option", { value: c.scope }, c.title)));
+        actions.append(
+          el("label", null, "For ", scope),
+          el("button", { onclick: () => act("app_disable", scoped(s.name, scope.value), null, () => openSkill(s.id)) }, "Disable"),
+          el("button", { onclick: () => act("app_enable", scoped(s.name, scope.value), null, () => openSkill(s.id)) }, "Enable"),
+        );
+      }
+    }
+    const errors = s.findings.filter((f) => f.severity === "error").length;
+    const sections = [
+      el("section", { "aria-label": "SKILL.md" }, el("h3", null, "SKILL.md"), s.text !== null ? markdown(s.text) : el("p", { class: "notice error" }, s.text_error)),
+      el(
+        "section",
+        { "aria-label": "Findings" },
+        el("h3", null, "Findings (" + s.findings.length + (errors ? ", " + errors + " errors" : "") + ")"),
+        s.findings.length
+          ? s.findings.map((f) =>
+              el(
+                "div",
+                { class: "finding " + f.severity },
+                el("div", null, el("strong", null, f.severity), " ", el("span", { class: "mono" }, f.code), " — ", el("span", { class: "mono" }, f.file + (f.line ? ":" + f.line : ""))),
+                el("div", null, f.message),
+                f.excerpt ? el("pre", null, f.excerpt) : null,
+                el("div", { class: "reason" }, f.hint),
+              ),
+            )
+          : el("p", null, "None."),
+      ),
+      el(
+        "section",
+        { "aria-label": "Files" },
+        el("h3", null, "Files (" + s.files.length + ")"),
+        s.files_truncated ? el("p", { class: "notice" }, "The listing stops short: " + s.files_truncated) : null,
+        el(
+          "table",
+          { class: "files" },
+          el("thead", null, el("tr", null, ["File", "Size", "Digest"].map((h) => el("th", { scope: "col" }, h)))),
+          el(
+            "tbody",
+            null,
+            s.files.map((file) =>
+              el(
+                "tr",
+                null,
+                el("td", null, el("button", { class: "link", onclick: () => openFile(s.id, file.path) }, file.path), file.script ? el("span", { class: "script" }, " · script") : null),
+                el("td", null, size(file.size)),
+                el("td", { class: "digest" }, file.digest || "—"),
+              ),
+            ),
+          ),
+        ),
+        el("div", { id: "file" }),
+      ),
+    ];
+    frame(
+      back,
+      el(
+        "article",
+        { class: "panel" },
+        el("div", { class: "skill-head" }, el("h2", null, s.name), badge(s.status)),
+        s.reason ? el("p", { class: "reason" }, s.reason) : null,
+        el("p", null, s.description),
+        facts,
+        actions,
+        sections,
+      ),
+    );
+  }
+
+  function scoped(name, client) {
+    return client ? { name, client } : { name };
+  }
+
+  function size(bytes) {
+    if (bytes < 1024) return bytes + " B";
+    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KiB";
+    return (bytes / 1024 / 1024).toFixed(1) + " MiB";
+  }
+
+  async function openFile(id, path) {
+    const host = document.getElementById("file");
+    host.replaceChildren(el("p", { class: "loading" }, "Loading " + path + "…"));
+    let file;
+    try {
+      file = await call("app_file", { id, path });
+    } catch (error) {
+      host.replaceChildren(el("p", { class: "notice error" }, error.message));
+      return;
+    }
+    const title = el("h3", null, file.path);
+    if (file.kind === "text") host.replaceChildren(title, el("pre", { class: "file", tabindex: "0" }, file.text));
+    else if (file.kind === "image") host.replaceChildren(title, el("img", { src: "data:" + file.mime + ";base64," + file.data, alt: file.path, class: "shown-image" }));
+    else host.replaceChildren(title, el("p", null, "A binary file (" + file.mime + ", " + size(file.size) + "): not shown."));
+    host.scrollIntoView({ block: "nearest" });
+  }
+
+  async function act(tool, args, question, then) {
+    if (question && !window.confirm(question)) return;
+    try {
+      const done = await change(tool, args);
+      state.overview = await call("app_overview", {});
+      if (then) await then();
+      say("ok", describe(tool, done));
+    } catch (error) {
+      failure(error);
+    }
+  }
+
+  function describe(tool, done) {
+    switch (tool) {
+      case "app_disable":
+      case "app_enable": {
+        const scope = done.client ? "for " + done.client : "for every client";
+        const verb = tool === "app_disable" ? "Disabled" : "Enabled";
+        return done.changed ? verb + " " + done.name + " " + scope + " (" + done.file + ")." : "Nothing changed: " + done.name + " was already " + (tool === "app_disable" ? "disabled" : "enabled") + " " + scope + ".";
+      }
+      case "app_trust":
+        return "Approved " + done.name + " (" + done.digest + "); recorded in " + done.file + ".";
+      case "app_untrust":
+        return "Withdrew " + done.removed + " approval(s) of " + done.name + ".";
+      default:
+        return "Done.";
+    }
+  }
+
+  async function sourcesView() {
+    frame(el("p", { class: "loading" }, "Loading the sources…"));
+    let data;
+    try {
+      data = await call("app_sources", {});
+    } catch (error) {
+      return failure(error);
+    }
+    if (state.view !== "sources") return;
+    const table = data.sources.length
+      ? el(
+          "table",
+          null,
+          el("thead", null, el("tr", null, ["Source", "Commit", "Updated", "Skills"].map((h) => el("th", { scope: "col" }, h)))),
+          el(
+            "tbody",
+            null,
+            data.sources.map((s) =>
+              el(
+                "tr",
+                { "data-source": s.id },
+                el("td", { class: "name" }, s.id, el("div", { class: "reason mono" }, s.url + (s.subdir ? " (" + s.subdir + ")" : "") + (s.reference ? " @ " + s.reference : ""))),
+                el("td", { class: "mono" }, s.version.slice(0, 12)),
+                el("td", null, s.updated),
+                el("td", null, s.skills.join(", ")),
+              ),
+            ),
+          ),
+        )
+      : el("p", null, "No sources are installed.");
+    frame(
+      el("h2", null, "Installed sources"),
+      el("p", { class: "summary" }, "From " + (data.lock || "sources.lock") + "."),
+      table,
+      el("p", { class: "summary" }, "To add, update or remove a source: ", el("code", null, "skillserve add URL"), ", ", el("code", null, "skillserve update"), ", ", el("code", null, "skillserve remove ID"), "."),
+    );
+  }
+
+  async function quarantineView() {
+    frame(el("p", { class: "loading" }, "Loading the quarantine…"));
+    let page;
+    try {
+      page = await call("app_catalog", { status: "quarantined", limit: 500 });
+    } catch (error) {
+      return failure(error);
+    }
+    if (state.view !== "quarantine") return;
+    frame(
+      el("h2", null, "Quarantined skills (" + page.matched + ")"),
+      el("p", { class: "summary" }, "Skills from folders that are not your own, held back because the security scan found errors. Review each one; trusting approves it exactly as it is now."),
+      page.rows.length
+        ? el(
+            "ul",
+            null,
+            page.rows.map((r) =>
+              el("li", null, el("button", { class: "link", onclick: () => openSkill(r.id) }, r.name), " — ", provenance(r.provenance), el("div", { class: "reason" }, r.reason)),
+            ),
+          )
+        : el("p", null, "Nothing is quarantined."),
+    );
+  }
+
+  async function clientsView() {
+    frame(
+      el("h2", null, "Who sees what"),
+      el(
+        "div",
+        { class: "filters" },
+        el("input", {
+          type: "search",
+          placeholder: "Search skills",
+          "aria-label": "Search skills",
+          value: state.query.query,
+          oninput: (e) => {
+            state.query.query = e.target.value;
+            loadMatrix();
+          },
+        }),
+      ),
+      el("div", { id: "matrix" }, el("p", { class: "loading" }, "Loading…")),
+    );
+    loadMatrix();
+  }
+
+  async function loadMatrix() {
+    const seq = ++state.seq;
+    let m;
+    try {
+      m = await call("app_clients", { query: state.query.query, limit: 50 });
+    } catch (error) {
+      return failure(error);
+    }
+    if (seq !== state.seq || state.view !== "clients" || state.skill) return;
+    const host = document.getElementById("matrix");
+    if (!host) return;
+    const cell = (row, c, index) => {
+      const column = m.clients[index];
+      const label = (c.shown ? "shown to " : "not shown to ") + column.title + (c.reason ? ": " + c.reason : "");
+      const toggle = canChange() && row.status !== "quarantined" && row.status !== "broken"
+        ? () => act(c.shown ? "app_disable" : "app_enable", scoped(row.name, column.scope), null, loadMatrix)
+        : null;
+      return el("td", { class: "cell" }, el("button", { class: c.shown ? "shown" : "not", title: label, "aria-label": row.name + ": " + label, disabled: !toggle, onclick: toggle }, c.shown ? "✓" : "·"));
+    };
+    host.replaceChildren(
+      el("p", { class: "summary" }, m.clients.map((c, i) => c.title + ": " + m.shown[i]).join(" · ")),
+      el(
+        "table",
+        { class: "matrix" },
+        el("thead", null, el("tr", null, el("th", { scope: "col" }, "Skill"), m.clients.map((c) => el("th", { scope: "col", class: "client", title: c.title }, c.title)))),
+        el("tbody", null, m.rows.map((row) => el("tr", null, el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(row.id) }, row.name)), row.cells.map((c, i) => cell(row, c, i))))),
+      ),
+      m.matched > m.rows.length ? el("p", { class: "summary" }, "Showing " + m.rows.length + " of " + m.matched + ": search to narrow.") : null,
+    );
+  }
+
+  // ---- Start ----
+  function login(why) {
+    const input = el("input", { type: "password", autocomplete: "off", "aria-label": "Token", placeholder: "Bearer token" });
+    const form = el(
+      "form",
+      {
+        class: "login panel",
+        onsubmit: (e) => {
+          e.preventDefault();
+          sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+          start();
+        },
+      },
+      el("h1", null, "skillserve"),
+      el("p", null, why || "This server needs a token (`skillserve token new LABEL`)."),
+      input,
+      el("button", { class: "primary", type: "submit" }, "Open"),
+    );
+    render(form);
+    input.focus();
+  }
+
+  function signOut() {
+    sessionStorage.removeItem(TOKEN_KEY);
+    login("Token forgotten.");
+  }
+
+  async function start() {
+    try {
+      state.overview = await call("app_overview", {});
+    } catch (error) {
+      if (error.code === "unauthorized" && !state.inHost) return login();
+      render(el("div", { class: "notice error", role: "alert" }, "The skills manager cannot start: " + error.message));
+      return;
+    }
+    show(state.view);
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "/" && document.activeElement.tagName !== "INPUT") {
+      const search = root().querySelector('input[type="search"]');
+      if (search) {
+        e.preventDefault();
+        search.focus();
+      }
+    } else if (e.key === "Escape" && state.skill) {
+      show(state.view);
+    }
+  });
+
+  async function boot() {
+    if (state.inHost) {
+      try {
+        const result = await hostRequest("ui/initialize", {
+          protocolVersion: APPS_PROTOCOL,
+          appInfo: { name: "skillserve", version: "1" },
+          appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] },
+        });
+        applyHostContext((result && result.hostContext) || {});
+        hostNotify("ui/notifications/initialized", {});
+        watchSize();
+      } catch (error) {
+        render(el("div", { class: "notice error", role: "alert" }, "The host did not start the app: " + error.message));
+        return;
+      }
+    } else {
+      // `skillserve ui` hands the token over in the fragment: keep it in
+      // this tab only, and take it out of the address bar.
+      const fragment = new URLSearchParams(location.hash.slice(1));
+      if (fragment.get("token")) {
+        sessionStorage.setItem(TOKEN_KEY, fragment.get("token"));
+        history.replaceState(null, "", location.pathname + location.search);
+      }
+    }
+    start();
+  }
+
+  // Exposed for tests and benchmarks: the page's own state, read-only use.
+  window.skillserveApp = { state, markdown };
+  boot();
+})();
