@@ -419,3 +419,80 @@ async fn trust_approves_the_reviewed_version_and_untrust_withdraws_it() {
     assert_eq!(structured(&page)["rows"][0]["status"], "quarantined");
     server.stop().await;
 }
+
+#[test]
+fn over_http_the_page_is_at_the_root_and_a_change_needs_an_admin_token() {
+    use crate::common::http::HttpServer;
+    let fixture = fixture();
+    let tokens = fixture.path("tokens");
+    let made = fixture.run(&["token", "new", "reader", "--file", tokens.to_str().unwrap()]);
+    let reader = made.stdout.trim().lines().last().unwrap().trim().to_owned();
+    let server = HttpServer::ready(
+        &fixture,
+        &["--auth-tokens", tokens.to_str().unwrap(), "--no-plugins"],
+    );
+    // The page needs no token; its CSP lets it reach only its own origin.
+    let page = server.get("/", &[]);
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.starts_with("default-src 'none'; script-src 'sha256-"),
+        "{csp}"
+    );
+    assert!(csp.contains("connect-src 'self'"), "{csp}");
+    assert!(page.body.starts_with("<!doctype html>"));
+    assert!(!page.body.contains("skillserve-nonce\" content"));
+
+    let bearer = format!("Bearer {reader}");
+    let call = |name: &str, arguments: Value| {
+        let message = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": name, "arguments": arguments,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "skillserve-app", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+                    }
+                }
+            }
+        });
+        server.post(
+            &message,
+            &[
+                ("Authorization", bearer.as_str()),
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", name),
+            ],
+        )
+    };
+    let overview = call("app_overview", json!({})).answer();
+    let overview = &overview["result"]["structuredContent"];
+    assert_eq!(overview["transport"], "http");
+    assert_eq!(
+        overview["changes"],
+        json!({"rule": "admin", "allowed": false})
+    );
+    // A team server serves no project: the user's pdf only.
+    assert_eq!(overview["facets"]["total"], 1);
+
+    let refused = call("app_disable", json!({"name": "pdf"})).answer();
+    let result = &refused["result"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["error"]["code"], "forbidden");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Refused: this token may read the catalog but not change it"),
+        "{refused}"
+    );
+    assert!(!fixture.path("home/.config/skillserve/config.toml").exists());
+    server.wait_for_log("http token:reader app_disable 'pdf': refused");
+}

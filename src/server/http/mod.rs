@@ -430,7 +430,9 @@ async fn mcp(
             .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
         return response;
     };
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // The handler learns who asks from here (the skills app's log line).
+    parts.extensions.insert(entry.who.clone());
     // A request is in flight from here: SIGTERM waits for it, also while
     // its body is still arriving.
     let in_flight = InFlight::enter(state);
