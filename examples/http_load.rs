@@ -498,19 +498,24 @@ fn make_token(bin: &Path, file: &Path) -> String {
 /// tokens signed with its key.
 struct Issuer {
     url: String,
-    key: p256::ecdsa::SigningKey,
+    key: ring::signature::EcdsaKeyPair,
 }
 
 impl Issuer {
     async fn start() -> Issuer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).unwrap();
-        let key = p256::ecdsa::SigningKey::from_slice(&secret).unwrap();
-        let point = key.verifying_key().to_encoded_point(false);
+        use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+        let random = ring::rand::SystemRandom::new();
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random).unwrap();
+        let key =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
+                .unwrap();
+        // `04 || x || y`.
+        let point = key.public_key().as_ref().to_vec();
         let jwks = json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "k1", "alg": "ES256",
-            "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())}]})
+            "x": b64(&point[1..33]), "y": b64(&point[33..])}]})
         .to_string();
         let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string();
         tokio::spawn(async move {
@@ -540,7 +545,6 @@ impl Issuer {
     }
 
     fn token(&self) -> String {
-        use p256::ecdsa::signature::Signer;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -552,8 +556,11 @@ impl Issuer {
             b64(header.to_string().as_bytes()),
             b64(claims.to_string().as_bytes())
         );
-        let signature: p256::ecdsa::Signature = self.key.sign(signed.as_bytes());
-        format!("{signed}.{}", b64(&signature.to_bytes()))
+        let signature = self
+            .key
+            .sign(&ring::rand::SystemRandom::new(), signed.as_bytes())
+            .unwrap();
+        format!("{signed}.{}", b64(signature.as_ref()))
     }
 }
 

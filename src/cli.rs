@@ -9,9 +9,9 @@ use tracing_subscriber::filter::{LevelFilter, Targets};
 
 use crate::config::settings::{self, FilterError, expand_path};
 use crate::config::{
-    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_SESSIONS, DEFAULT_OAUTH_REFETCH_SECS,
-    DEFAULT_SESSION_IDLE_SECS, Env, Flags, HttpOptions, MAX_REFRESH_SECS, OAuth, Origin, Settings,
-    SettingsError,
+    Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
+    DEFAULT_OAUTH_REFETCH_SECS, DEFAULT_SESSION_IDLE_SECS, Env, Flags, HttpOptions,
+    MAX_REFRESH_SECS, OAuth, Origin, Settings, SettingsError,
 };
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
@@ -222,6 +222,9 @@ pub enum TokenCommand {
         /// The token file [default: tokens in skillserve's config folder, e.g. ~/.config/skillserve/tokens].
         #[arg(long, value_name = "FILE")]
         file: Option<String>,
+        /// An admin token: it may also change the catalog (the skills app's actions), not only read it.
+        #[arg(long)]
+        admin: bool,
     },
 }
 
@@ -432,6 +435,10 @@ pub struct ServeArgs {
     /// End a session after SECS seconds without a request [default: 600].
     #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_REFRESH_SECS), help_heading = "HTTP server options")]
     pub session_idle: Option<u64>,
+
+    /// At most N open connections; at the cap, a new one closes the connection idle or slow to send its request longest [default: 4096].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000), help_heading = "HTTP server options")]
+    pub max_connections: Option<u64>,
 }
 
 /// The flags that only `--http` uses, for the error when one comes without it.
@@ -445,6 +452,7 @@ fn http_only_flag(serve: &ServeArgs) -> Option<&'static str> {
         (serve.metrics, "--metrics"),
         (serve.max_sessions.is_some(), "--max-sessions"),
         (serve.session_idle.is_some(), "--session-idle"),
+        (serve.max_connections.is_some(), "--max-connections"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
@@ -837,6 +845,9 @@ impl Cli {
             session_idle: Duration::from_secs(
                 serve.session_idle.unwrap_or(DEFAULT_SESSION_IDLE_SECS),
             ),
+            max_connections: serve
+                .max_connections
+                .map_or(DEFAULT_MAX_CONNECTIONS, |n| n as usize),
         };
         if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
             return Err(UsageError::NoAuth(addr));

@@ -279,13 +279,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Token(command)) => {
             let path = command.file(&env, &settings.config)?;
-            let TokenCommand::New { label, .. } = command;
-            match tokens::add(&path, label) {
+            let TokenCommand::New { label, admin, .. } = command;
+            match tokens::add(&path, label, *admin) {
                 Ok(token) => {
                     writeln!(out, "{token}")?;
                     out.flush()?;
                     eprintln!(
-                        "Added token `{label}` to {} (only its SHA-256 is kept: copy the token now, it is not shown again).\nClients send it as `Authorization: Bearer <token>`; delete its line to revoke it.",
+                        "Added {}token `{label}` to {} (only its SHA-256 is kept: copy the token now, it is not shown again).\nClients send it as `Authorization: Bearer <token>`; delete its line to revoke it.",
+                        if *admin { "admin " } else { "" },
                         path.display()
                     );
                     ExitCode::Success
@@ -431,6 +432,7 @@ fn init_logging(filter: Targets) {
         .with_ansi(false);
     tracing_subscriber::registry()
         .with(filter)
+        .with(skillserve::server::ClientGone)
         .with(format)
         .init();
 }

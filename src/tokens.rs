@@ -1,6 +1,7 @@
 //! Bearer tokens of `serve --http` (behaviour.md §16): the token file, which
-//! holds one `label:sha256hex` line per token (hashes, never tokens), and new
-//! tokens for `skillserve token new`.
+//! holds one `label:sha256hex` line per token (hashes, never tokens), or
+//! `label:sha256hex:admin` for a token that may also change the catalog, and
+//! new tokens for `skillserve token new`.
 //!
 //! A token is `ss_` and 43 base64url characters: 32 bytes from the operating
 //! system's random source. Only its SHA-256 is written down, so the file can be
@@ -29,10 +30,31 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The longest label.
 const MAX_LABEL_CHARS: usize = 64;
 
-/// The tokens a server accepts: each one's label and SHA-256.
+/// The marker of an admin token's line (`label:sha256hex:admin`). A line
+/// without it is a read-only token, as every line was before admin tokens.
+const ADMIN: &str = "admin";
+
+/// The tokens a server accepts: each one's label, SHA-256, and whether it
+/// is an admin token.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TokenFile {
-    entries: Vec<(String, [u8; 32])>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    label: String,
+    hash: [u8; 32],
+    admin: bool,
+}
+
+/// The holder of a token, as the token file names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holder<'a> {
+    pub label: &'a str,
+    /// An admin token (`token new LABEL --admin`): it may also change the
+    /// catalog.
+    pub admin: bool,
 }
 
 /// A problem with a token file or a new token.
@@ -43,7 +65,7 @@ pub enum TokenError {
     #[error("{}: not UTF-8 text", path.display())]
     NotText { path: PathBuf },
     #[error(
-        "{}:{line}: {reason}; each line is `label:sha256hex` (write new tokens with `skillserve token new LABEL`)",
+        "{}:{line}: {reason}; each line is `label:sha256hex` or `label:sha256hex:admin` (write new tokens with `skillserve token new LABEL`)",
         path.display()
     )]
     Line {
@@ -82,29 +104,46 @@ impl TokenFile {
         })
     }
 
-    /// Parses the lines of a token file: `label:sha256hex`; blank lines and
-    /// lines starting with `#` are skipped. The error is the line number and
-    /// what is wrong with it.
+    /// Parses the lines of a token file: `label:sha256hex`, or
+    /// `label:sha256hex:admin`; blank lines and lines starting with `#` are
+    /// skipped. The error is the line number and what is wrong with it.
     pub fn parse(text: &str) -> Result<TokenFile, (usize, String)> {
-        let mut entries: Vec<(String, [u8; 32])> = Vec::new();
+        let mut entries: Vec<Entry> = Vec::new();
         for (index, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let at = |reason: String| (index + 1, reason);
-            let (label, hash) = line
-                .rsplit_once(':')
-                .ok_or_else(|| at("no `:` between label and hash".to_owned()))?;
-            let label = label.trim();
+            let mut fields = line.split(':').map(str::trim);
+            let (Some(label), Some(hash)) = (fields.next(), fields.next()) else {
+                return Err(at("no `:` between label and hash".to_owned()));
+            };
+            let admin = match fields.next() {
+                None => false,
+                Some(ADMIN) => true,
+                Some(other) => {
+                    return Err(at(format!(
+                        "`{}` after the hash is not `admin`",
+                        crate::text::printable(other)
+                    )));
+                }
+            };
+            if fields.next().is_some() {
+                return Err(at("too many `:`".to_owned()));
+            }
             check_label(label).map_err(|why| at(format!("the label `{label}` {why}")))?;
-            let hash = parse_hash(hash.trim()).ok_or_else(|| {
+            let hash = parse_hash(hash).ok_or_else(|| {
                 at("the hash is not 64 hexadecimal digits (a SHA-256)".to_owned())
             })?;
-            if entries.iter().any(|(known, _)| known == label) {
+            if entries.iter().any(|known| known.label == label) {
                 return Err(at(format!("the label `{label}` appears twice")));
             }
-            entries.push((label.to_owned(), hash));
+            entries.push(Entry {
+                label: label.to_owned(),
+                hash,
+                admin,
+            });
         }
         Ok(TokenFile { entries })
     }
@@ -117,15 +156,23 @@ impl TokenFile {
         self.entries.is_empty()
     }
 
-    /// The label of `token`, if the file holds its hash. Every entry is
+    /// The holder of `token`, if the file holds its hash. Every entry is
     /// compared, each in constant time, so the time taken says nothing about
     /// which entry (or how much of a hash) matched.
-    pub fn label_of(&self, token: &str) -> Option<&str> {
-        let hash = sha256(token);
+    pub fn holder_of(&self, token: &str) -> Option<Holder<'_>> {
+        self.holder_by_hash(&sha256(token))
+    }
+
+    /// The holder of the token whose SHA-256 is `hash` ([`sha256`]), as
+    /// [`TokenFile::holder_of`].
+    pub fn holder_by_hash(&self, hash: &[u8; 32]) -> Option<Holder<'_>> {
         let mut found = None;
-        for (label, known) in &self.entries {
-            if bool::from(known.ct_eq(&hash)) {
-                found = Some(label.as_str());
+        for entry in &self.entries {
+            if bool::from(entry.hash.ct_eq(hash)) {
+                found = Some(Holder {
+                    label: &entry.label,
+                    admin: entry.admin,
+                });
             }
         }
         found
@@ -140,25 +187,30 @@ pub fn generate() -> Result<String, TokenError> {
 }
 
 /// The line a token file holds for `token` under `label`.
-pub fn line(label: &str, token: &str) -> String {
+pub fn line(label: &str, token: &str, admin: bool) -> String {
     let mut out = format!("{label}:");
     for byte in sha256(token) {
         let _ = write!(out, "{byte:02x}");
     }
+    if admin {
+        out.push(':');
+        out.push_str(ADMIN);
+    }
     out
 }
 
-/// Makes a new token labelled `label`, appends its hash to the token file at
-/// `path` (created, readable by its owner only, when missing) and returns
-/// the token, which is written nowhere.
-pub fn add(path: &Path, label: &str) -> Result<String, TokenError> {
+/// Makes a new token labelled `label` (an admin token when `admin`),
+/// appends its hash to the token file at `path` (created, readable by its
+/// owner only, when missing) and returns the token, which is written
+/// nowhere.
+pub fn add(path: &Path, label: &str, admin: bool) -> Result<String, TokenError> {
     check_label(label).map_err(|why| TokenError::Label(label.to_owned(), why))?;
     let existing = if path.exists() {
         TokenFile::read(path)?
     } else {
         TokenFile::default()
     };
-    if existing.entries.iter().any(|(known, _)| known == label) {
+    if existing.entries.iter().any(|known| known.label == label) {
         return Err(TokenError::Taken {
             path: path.to_owned(),
             label: label.to_owned(),
@@ -188,7 +240,7 @@ pub fn add(path: &Path, label: &str) -> Result<String, TokenError> {
     if ends_open {
         text.push('\n');
     }
-    text.push_str(&line(label, &token));
+    text.push_str(&line(label, &token, admin));
     text.push('\n');
     file.write_all(text.as_bytes()).map_err(write_error)?;
     file.sync_all().map_err(write_error)?;
@@ -226,7 +278,8 @@ fn parse_hash(hex: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-fn sha256(token: &str) -> [u8; 32] {
+/// A token's SHA-256, as the token file holds it.
+pub fn sha256(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
@@ -239,11 +292,30 @@ mod tests {
         let token = generate().unwrap();
         assert!(token.starts_with(PREFIX));
         assert_eq!(token.len(), PREFIX.len() + 43);
-        let file = TokenFile::parse(&format!("# team\n\n{}\n", line("ci-bot", &token))).unwrap();
-        assert_eq!(file.len(), 1);
-        assert_eq!(file.label_of(&token), Some("ci-bot"));
-        assert_eq!(file.label_of("ss_wrong"), None);
-        assert_eq!(file.label_of(""), None);
+        let admin = generate().unwrap();
+        let file = TokenFile::parse(&format!(
+            "# team\n\n{}\n{}\n",
+            line("ci-bot", &token, false),
+            line("lead", &admin, true)
+        ))
+        .unwrap();
+        assert_eq!(file.len(), 2);
+        assert_eq!(
+            file.holder_of(&token),
+            Some(Holder {
+                label: "ci-bot",
+                admin: false
+            })
+        );
+        assert_eq!(
+            file.holder_of(&admin),
+            Some(Holder {
+                label: "lead",
+                admin: true
+            })
+        );
+        assert_eq!(file.holder_of("ss_wrong"), None);
+        assert_eq!(file.holder_of(""), None);
     }
 
     #[test]
@@ -264,6 +336,14 @@ mod tests {
         );
         let twice = format!("a:{0}\na:{0}", "0".repeat(64));
         assert_eq!(err(&twice), (2, "the label `a` appears twice".to_owned()));
+        assert_eq!(
+            err(&format!("a:{}:root", "0".repeat(64))),
+            (1, "`root` after the hash is not `admin`".to_owned())
+        );
+        assert_eq!(
+            err(&format!("a:{}:admin:x", "0".repeat(64))),
+            (1, "too many `:`".to_owned())
+        );
     }
 
     #[test]

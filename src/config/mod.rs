@@ -163,6 +163,8 @@ pub struct ServeOptions {
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 /// The default cap on open MCP sessions (2025-11-25 clients) of `--http`.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Open connections of `serve --http` at most (`--max-connections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The default time after which an MCP session with no request ends.
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 600;
 /// The default least time between fetches of an OAuth issuer's keys on
@@ -189,6 +191,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// `--session-idle`: a session with no request for this long ends.
     pub session_idle: Duration,
+    /// `--max-connections`: open connections at most (each is a file
+    /// descriptor).
+    pub max_connections: usize,
 }
 
 impl HttpOptions {

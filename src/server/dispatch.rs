@@ -86,8 +86,18 @@ impl Dispatch {
         list: ListSkillsRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
+        let legacy = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
         let page = ServerHandler::list_skills(&self.0, list.params, context).await?;
         debug_assert_eq!(rmcp::model::validate_skills(&page.skills), Ok(()));
-        Ok(ServerResult::ListSkillsResult(page))
+        let mut result = ServerResult::ListSkillsResult(page);
+        // As rmcp's dispatch does: peers before 2026-07-28 get the shape
+        // they knew, without `resultType` (the same answer as over HTTP).
+        if legacy {
+            result.strip_result_type_for_legacy_peer();
+        }
+        Ok(result)
     }
 }

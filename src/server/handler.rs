@@ -518,8 +518,11 @@ impl ServerHandler for SkillServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let client = client_name(&context);
+        let caller = crate::server::http::Caller::of(&context);
         tracing::trace!(
             client = %crate::text::printable(client.as_deref().unwrap_or("unknown")),
+            caller = %caller.map_or_else(|| "stdio".to_owned(), |caller| caller.label()),
+            admin = caller.is_some_and(|caller| caller.admin),
             "tools/call"
         );
         if request.name != TOOL_NAME {

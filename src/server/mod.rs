@@ -13,9 +13,11 @@ pub mod app;
 mod auto_update;
 mod dispatch;
 mod events;
+mod gone;
 mod handler;
 pub mod http;
 mod json;
+mod malformed;
 mod page;
 mod prompts;
 mod registry;
@@ -40,6 +42,8 @@ use handler::SkillServer;
 use registry::Registry;
 use rescan::Caller;
 use transport::StdioTransport;
+
+pub use gone::ClientGone;
 
 /// Why the server stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

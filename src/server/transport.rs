@@ -45,6 +45,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
+use crate::server::malformed::{self, Malformed};
+
 /// Requests handed to rmcp and not yet answered, at most.
 pub const MAX_IN_FLIGHT: usize = 32;
 /// Requests read while [`MAX_IN_FLIGHT`] are in flight wait in a queue of at
@@ -621,17 +623,12 @@ fn judge(line: &[u8]) -> Verdict {
         }
         return Verdict::Pass(message);
     }
-    let value = match serde_json::from_slice::<Value>(line) {
-        Ok(value) => value,
-        Err(err) => {
-            return Verdict::Reply(reply(
-                None,
-                ErrorCode::PARSE_ERROR,
-                format!("Parse error: {}", parse_problem(&err)),
-            ));
+    match malformed::judge(line) {
+        Malformed::Answer { id, code, message } => {
+            Verdict::Reply(reply(id.as_ref(), code, message))
         }
-    };
-    judge_value(&value)
+        Malformed::Ignore => Verdict::Skip,
+    }
 }
 
 /// A `tools/call` request, the one sent most, decoded straight into rmcp's
@@ -697,66 +694,6 @@ fn cursor_problem(message: &ClientJsonRpcMessage, line: &[u8]) -> Option<Vec<u8>
         ErrorCode::INVALID_PARAMS,
         format!("invalid params for {}: {problem}", request.request.method()),
     ))
-}
-
-/// Why a line that parsed as JSON is not a message rmcp can read.
-fn judge_value(value: &Value) -> Verdict {
-    let invalid = |what: &str| {
-        Verdict::Reply(reply(
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!("Invalid Request: {what}"),
-        ))
-    };
-    let Value::Object(message) = value else {
-        return invalid(match value {
-            Value::Array(_) => "batches are not supported; send one message per line",
-            _ => "a message must be a JSON object",
-        });
-    };
-    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return invalid("\"jsonrpc\" must be \"2.0\"");
-    }
-    let Some(method) = message.get("method") else {
-        // A response from the client; rmcp ignores those it did not ask for.
-        if message.contains_key("id")
-            && (message.contains_key("result") || message.contains_key("error"))
-        {
-            return Verdict::Skip;
-        }
-        return invalid("no \"method\"");
-    };
-    let Some(method) = method.as_str() else {
-        return invalid("\"method\" must be a string");
-    };
-    let Some(id) = message.get("id") else {
-        // A notification gets no answer, whatever is wrong with it.
-        return Verdict::Skip;
-    };
-    let Ok(id) = serde_json::from_value::<RequestId>(id.clone()) else {
-        return invalid("\"id\" must be a string or an integer");
-    };
-    let problem = match message.get("params") {
-        Some(Value::Object(_)) | Some(Value::Null) | None => "malformed params".to_owned(),
-        Some(other) => format!(
-            "params must be an object, not {}",
-            crate::text::json_kind(other)
-        ),
-    };
-    Verdict::Reply(reply(
-        Some(&id),
-        ErrorCode::INVALID_PARAMS,
-        format!("invalid params for {method}: {problem}"),
-    ))
-}
-
-/// serde_json's message, in words a client author can act on.
-fn parse_problem(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    if text.contains("recursion limit") {
-        return "nested too deeply".to_owned();
-    }
-    text
 }
 
 /// An error reply as one line: `id` when it is known, else `null`.

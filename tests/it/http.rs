@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::http::{HttpServer, V2026, head, read_response, read_until};
+use crate::common::http::{HttpServer, Issuer, V2026, head, read_response, read_until};
 use crate::common::{FILES_ARGS, Fixture, files_fixture};
 
 /// The `Base directory` line of an answer over HTTP.
@@ -543,113 +543,6 @@ fn token_new_prints_a_token_once_and_keeps_only_its_hash() {
     assert!(fixture.path("home/.config/skillserve/tokens").is_file());
 }
 
-/// An OAuth issuer for the tests: its metadata and key set served from a
-/// loopback port, and ES256 keys to sign tokens with.
-struct Issuer {
-    url: String,
-    keys: std::sync::Arc<std::sync::Mutex<Vec<(String, p256::ecdsa::SigningKey)>>>,
-    /// How often the key set was fetched.
-    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Issuer {
-    fn start() -> Issuer {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let issuer = Issuer {
-            url: url.clone(),
-            keys: Default::default(),
-            fetches: Default::default(),
-        };
-        issuer.add_key("k1");
-        let (keys, fetches) = (issuer.keys.clone(), issuer.fetches.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                let mut request = [0u8; 4096];
-                let n = std::io::Read::read(&mut stream, &mut request).unwrap_or(0);
-                let request = String::from_utf8_lossy(&request[..n]);
-                let path = request.split(' ').nth(1).unwrap_or("").to_owned();
-                let body = match path.as_str() {
-                    "/.well-known/oauth-authorization-server" => {
-                        json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string()
-                    }
-                    "/jwks" => {
-                        let keys = keys.lock().unwrap();
-                        let body = json!({"keys": keys.iter().map(|(kid, key)| jwk(kid, key)).collect::<Vec<_>>()}).to_string();
-                        // Counted once the keys are read: a key added after
-                        // the count has moved is not in this answer.
-                        fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        body
-                    }
-                    _ => String::new(),
-                };
-                let status = if body.is_empty() {
-                    "404 Not Found"
-                } else {
-                    "200 OK"
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        issuer
-    }
-
-    fn add_key(&self, kid: &str) {
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).unwrap();
-        let key = p256::ecdsa::SigningKey::from_slice(&secret).unwrap();
-        self.keys.lock().unwrap().push((kid.to_owned(), key));
-    }
-
-    /// A token signed with key `kid`, with `claims` over the defaults.
-    fn token(&self, kid: &str, claims: Value) -> String {
-        use base64::Engine;
-        use p256::ecdsa::signature::Signer;
-        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        let mut payload = json!({
-            "iss": self.url, "aud": "https://skills.example.com/mcp",
-            "sub": "alice@example.com", "iat": now, "nbf": now - 10, "exp": now + 600
-        });
-        for (key, value) in claims.as_object().unwrap() {
-            payload[key] = value.clone();
-        }
-        let header = json!({"alg": "ES256", "typ": "JWT", "kid": kid});
-        let signed = format!(
-            "{}.{}",
-            b64(header.to_string().as_bytes()),
-            b64(payload.to_string().as_bytes())
-        );
-        let keys = self.keys.lock().unwrap();
-        let key = &keys.iter().find(|(k, _)| k == kid).expect("a key").1;
-        let signature: p256::ecdsa::Signature = key.sign(signed.as_bytes());
-        format!("{signed}.{}", b64(&signature.to_bytes()))
-    }
-
-    fn fetches(&self) -> usize {
-        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// The public JWK of `key`.
-fn jwk(kid: &str, key: &p256::ecdsa::SigningKey) -> Value {
-    use base64::Engine;
-    let point = key.verifying_key().to_encoded_point(false);
-    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-    json!({
-        "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
-        "x": b64(point.x().unwrap()), "y": b64(point.y().unwrap())
-    })
-}
-
 #[test]
 fn oauth_tokens_are_checked_against_the_issuers_keys() {
     let issuer = Issuer::start();
@@ -835,4 +728,243 @@ fn clients_that_send_half_a_request_are_cut_off_and_slow_nobody() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn json_bodies_that_are_not_json_rpc_get_the_answers_stdio_gives() {
+    let fixture = files_fixture();
+    let bodies = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#,
+        "null",
+        r#"[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#,
+        r#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1]}"#,
+    ];
+    // What stdio answers each line.
+    let mut raw = crate::common::Raw::start(fixture.command(FILES_ARGS));
+    let stdio: Vec<Value> = bodies
+        .iter()
+        .map(|body| {
+            raw.send(format!("{body}\n").as_bytes());
+            raw.next_message(Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("no answer to {body}"))
+        })
+        .collect();
+    assert_eq!(stdio[0]["error"]["code"], -32700, "{}", stdio[0]);
+    assert_eq!(stdio[1]["error"]["code"], -32600, "{}", stdio[1]);
+    assert_eq!(
+        stdio[2]["error"]["message"],
+        "Invalid Request: batches are not supported; send one message at a time"
+    );
+    assert_eq!(stdio[3]["error"]["code"], -32600, "{}", stdio[3]);
+    assert_eq!(
+        stdio[4],
+        json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "invalid params for tools/call: params must be an object, not an array"}})
+    );
+    drop(raw);
+
+    let server = HttpServer::ready(&fixture, FILES_ARGS);
+    let session = server.initialize(&[]);
+    for (body, expected) in bodies.iter().zip(&stdio) {
+        let status = if expected["id"].is_null() { 400 } else { 200 };
+        // Both eras: a session's request and a stateless one.
+        for headers in [
+            vec![("Mcp-Session-Id", session.as_str())],
+            vec![("MCP-Protocol-Version", V2026)],
+        ] {
+            let mut all = vec![
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ];
+            all.extend(headers);
+            let response = server.request("POST", "/mcp", &all, Some(body));
+            assert_eq!(response.status, status, "{body}: {response:?}");
+            assert_eq!(response.header("content-type"), Some("application/json"));
+            let answer: Value = serde_json::from_str(&response.body).unwrap();
+            assert_eq!(&answer, expected, "{body}");
+        }
+    }
+    // A notification that is not one gets nothing, as on stdio.
+    let notification = server.request(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(r#"{"jsonrpc":"2.0","method":"notifications/x","params":5}"#),
+    );
+    assert_eq!(notification.status, 202, "{notification:?}");
+    assert_eq!(notification.body, "");
+}
+
+#[test]
+fn a_request_body_trickled_byte_by_byte_is_cut() {
+    let fixture = files_fixture();
+    let server = HttpServer::ready(&fixture, FILES_ARGS);
+    let mut stream = server.connect();
+    stream
+        .write_all(&head(
+            server.port,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            Some(200),
+        ))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // One byte every 2 s, up to 30 s: never the whole body.
+        for _ in 0..15 {
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    });
+    let response = read_response(&mut stream);
+    assert_eq!(response.status, 408, "{response:?}");
+    assert_eq!(
+        response.body,
+        "Request Timeout: the request body did not arrive within 10 s\n"
+    );
+    trickle.join().unwrap();
+    assert_eq!(
+        server.stateless(1, "tools/list", json!({}), &[]).status,
+        200
+    );
+}
+
+#[test]
+fn near_the_connection_cap_slow_clients_make_room_for_health_checks() {
+    let fixture = files_fixture();
+    let mut args = FILES_ARGS.to_vec();
+    args.extend(["--max-connections", "20", "--metrics"]);
+    let server = HttpServer::ready(&fixture, &args);
+    // 30 clients that send headers and then a body one byte at a time.
+    let slow: Vec<std::net::TcpStream> = (0..30)
+        .map(|_| {
+            let mut stream = server.connect();
+            stream
+                .write_all(&head(
+                    server.port,
+                    "POST",
+                    "/mcp",
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("Accept", "application/json, text/event-stream"),
+                    ],
+                    Some(1000),
+                ))
+                .unwrap();
+            stream.write_all(b"{").unwrap();
+            stream
+        })
+        .collect();
+    // Health checks and new clients still get in, long before the slow
+    // bodies time out.
+    let health = server.get("/healthz", &[]);
+    assert_eq!(health.status, 200, "{health:?}");
+    assert_eq!(
+        server.stateless(1, "tools/list", json!({}), &[]).status,
+        200
+    );
+    let metrics = server.get("/metrics", &[]).body;
+    let shed: u64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("skillserve_connections_shed_total "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    // Ten to admit the last slow ones, one each for the requests above.
+    assert!(shed >= 11, "{metrics}");
+    // The oldest slow clients were closed without an answer.
+    let mut first = slow.into_iter().next().unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut first, &mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    server.wait_for_log("20 connections are open (--max-connections)");
+}
+
+/// The `result` of `skills/list`, without its entries.
+fn skills_list_shape(answer: &Value) -> Value {
+    let mut result = answer["result"].clone();
+    result.as_object_mut().unwrap().remove("skills");
+    result
+}
+
+#[test]
+fn skills_list_answers_alike_over_stdio_and_http_in_both_eras() {
+    let fixture = files_fixture();
+    // stdio, 2025-11-25 (a session) and 2026-07-28 (`_meta`).
+    let mut raw = crate::common::Raw::start(fixture.command(FILES_ARGS));
+    raw.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": {}}));
+    let stdio_legacy = raw.next_message(Duration::from_secs(10)).unwrap();
+    raw.send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "skills/list",
+        "params": {"_meta": crate::common::http::stateless_meta()}}));
+    let stdio_stateless = raw.next_message(Duration::from_secs(10)).unwrap();
+    drop(raw);
+
+    let server = HttpServer::ready(&fixture, FILES_ARGS);
+    let session = server.initialize(&[]);
+    let http_legacy = server
+        .session_request(&session, 1, "skills/list", json!({}), &[])
+        .answer();
+    let http_stateless = server.stateless(2, "skills/list", json!({}), &[]).answer();
+
+    assert_eq!(
+        http_legacy["result"]["skills"],
+        stdio_legacy["result"]["skills"]
+    );
+    assert_eq!(
+        http_stateless["result"]["skills"],
+        stdio_stateless["result"]["skills"]
+    );
+    // 2026-07-28 marks every result complete; older peers get the shape
+    // they knew, without `resultType` (rmcp strips it for them).
+    assert_eq!(
+        skills_list_shape(&stdio_stateless)["resultType"],
+        "complete"
+    );
+    assert_eq!(
+        skills_list_shape(&http_stateless),
+        skills_list_shape(&stdio_stateless)
+    );
+    assert_eq!(skills_list_shape(&stdio_legacy).get("resultType"), None);
+    assert_eq!(
+        skills_list_shape(&http_legacy),
+        skills_list_shape(&stdio_legacy)
+    );
+}
+
+#[test]
+fn tasks_methods_are_unknown_to_a_server_without_the_tasks_extension() {
+    let fixture = files_fixture();
+    let server = HttpServer::ready(&fixture, FILES_ARGS);
+    let session = server.initialize(&[]);
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": "t"})),
+        ("tasks/update", json!({"taskId": "t", "inputResponses": {}})),
+        ("tasks/cancel", json!({"taskId": "t"})),
+    ] {
+        // The extension is not advertised, so the methods do not exist
+        // (-32601), whether or not the client declares the extension.
+        let stateless = server.stateless(1, method, params.clone(), &[("Mcp-Name", "t")]);
+        assert_eq!(stateless.status, 404, "{method}: {stateless:?}");
+        assert_eq!(stateless.answer()["error"]["code"], -32601, "{method}");
+        let legacy = server
+            .session_request(&session, 2, method, params, &[])
+            .answer();
+        assert_eq!(legacy["error"]["code"], -32601, "{method}: {legacy}");
+    }
+    let discover = server
+        .stateless(3, "server/discover", json!({}), &[])
+        .answer();
+    let extensions = &discover["result"]["capabilities"]["extensions"];
+    assert!(
+        extensions.get("io.modelcontextprotocol/tasks").is_none(),
+        "{discover}"
+    );
 }

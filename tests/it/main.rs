@@ -15,6 +15,7 @@ mod files;
 mod gate;
 mod hostile;
 mod http;
+mod http_auth;
 mod import;
 mod layers;
 mod plugins;

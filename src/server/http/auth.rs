@@ -6,12 +6,19 @@
 //! when it changes, so a token is revoked by deleting its line, without a
 //! restart. A file that becomes unreadable or invalid keeps the tokens read
 //! before, and the error is logged once per change.
+//!
+//! Each request that passes carries its [`Caller`] to the MCP handler (in
+//! the HTTP request's extensions, which rmcp hands on in the request
+//! context): who it is, and whether it may change the catalog (an admin
+//! token, or an OAuth token with the `skills:admin` scope).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use http::HeaderMap;
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 
 use crate::config::HttpOptions;
 use crate::disk::Stamp;
@@ -27,8 +34,9 @@ pub struct Auth {
     oauth: Option<Verifier>,
 }
 
-/// Who made a request, for the access log.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Who made a request: logged with it, and the owner of the sessions it
+/// opens.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Who {
     /// No credentials needed (a loopback address without authentication).
     Anyone,
@@ -46,6 +54,54 @@ impl std::fmt::Display for Who {
             Who::Subject(subject) => write!(f, "oauth:{}", crate::text::printable(subject)),
         }
     }
+}
+
+/// The authenticated caller of an MCP request over HTTP, as the handler
+/// sees it: [`Caller::of`] a request's context.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub who: Who,
+    /// Whether the caller may change the catalog: an admin token (`token
+    /// new LABEL --admin`) or an OAuth token with the [`ADMIN_SCOPE`] scope.
+    /// Without authentication (a loopback address) nobody is admin.
+    pub admin: bool,
+}
+
+/// The OAuth scope that makes a JWT's holder an admin.
+pub const ADMIN_SCOPE: &str = "skills:admin";
+
+impl Caller {
+    /// The caller of the request `context` belongs to: `None` when it did
+    /// not come over HTTP (stdio: the user who started the server).
+    pub fn of(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+        context
+            .extensions
+            .get::<http::request::Parts>()?
+            .extensions
+            .get::<Caller>()
+    }
+
+    /// The caller's name as the access log gives it: `token:LABEL`,
+    /// `oauth:SUBJECT`, or `-` without authentication.
+    pub fn label(&self) -> String {
+        self.who.to_string()
+    }
+}
+
+/// How long what let a request in stays valid: until its token's line
+/// changes or goes, or until a JWT expires. Streams end with it.
+#[derive(Clone, Debug)]
+pub enum Lease {
+    /// No credentials needed.
+    Forever,
+    /// A token of the token file, by its hash, and its holder then.
+    Token {
+        hash: [u8; 32],
+        label: String,
+        admin: bool,
+    },
+    /// A JWT: valid until then.
+    Until(Instant),
 }
 
 /// Why a request was refused.
@@ -96,29 +152,74 @@ impl Auth {
         }
     }
 
-    /// Who sent a request with these headers, or why it is refused.
-    pub async fn check(&self, headers: &HeaderMap) -> Result<Who, Denied> {
+    /// Who sent a request with these headers and for how long that holds,
+    /// or why it is refused.
+    pub async fn check(&self, headers: &HeaderMap) -> Result<(Caller, Lease), Denied> {
         if !self.required() {
-            return Ok(Who::Anyone);
+            let caller = Caller {
+                who: Who::Anyone,
+                admin: false,
+            };
+            return Ok((caller, Lease::Forever));
         }
         let token = bearer(headers).ok_or(Denied::Missing)?;
         let is_ours = token.starts_with(tokens::PREFIX);
         if let Some(store) = &self.tokens
             && (is_ours || self.oauth.is_none())
         {
-            return match store.current.load().label_of(token) {
-                Some(label) => Ok(Who::Token(label.to_owned())),
+            let hash = tokens::sha256(token);
+            return match store.current.load().holder_by_hash(&hash) {
+                Some(holder) => Ok((
+                    Caller {
+                        who: Who::Token(holder.label.to_owned()),
+                        admin: holder.admin,
+                    },
+                    Lease::Token {
+                        hash,
+                        label: holder.label.to_owned(),
+                        admin: holder.admin,
+                    },
+                )),
                 None => Err(Denied::Invalid("the token is not valid".to_owned())),
             };
         }
         let Some(oauth) = &self.oauth else {
             return Err(Denied::Invalid("the token is not valid".to_owned()));
         };
-        oauth
+        let grant = oauth
             .verify(token)
             .await
-            .map(Who::Subject)
-            .map_err(|refusal: Refusal| Denied::Invalid(refusal.to_string()))
+            .map_err(|refusal: Refusal| Denied::Invalid(refusal.to_string()))?;
+        let caller = Caller {
+            who: Who::Subject(grant.subject),
+            admin: grant.admin,
+        };
+        Ok((caller, Lease::Until(grant.valid_until)))
+    }
+
+    /// Resolves once `lease` no longer holds: its token's line was removed
+    /// or changed, or its JWT expired. Never, for [`Lease::Forever`].
+    pub async fn ended(&self, lease: &Lease) {
+        match lease {
+            Lease::Forever => std::future::pending().await,
+            Lease::Until(at) => tokio::time::sleep_until((*at).into()).await,
+            Lease::Token { hash, label, admin } => {
+                let Some(store) = &self.tokens else {
+                    return;
+                };
+                let mut changes = store.changes.subscribe();
+                loop {
+                    let holds = store
+                        .current
+                        .load()
+                        .holder_by_hash(hash)
+                        .is_some_and(|holder| holder.label == label && holder.admin == *admin);
+                    if !holds || changes.changed().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -151,6 +252,8 @@ pub fn challenge(denied: &Denied, resource_metadata: Option<&str>) -> String {
 struct TokenStore {
     path: std::path::PathBuf,
     current: ArcSwap<TokenFile>,
+    /// Told each time the file was read again.
+    changes: tokio::sync::watch::Sender<()>,
 }
 
 impl TokenStore {
@@ -166,6 +269,7 @@ impl TokenStore {
         Ok(TokenStore {
             current: ArcSwap::from_pointee(file),
             path,
+            changes: tokio::sync::watch::Sender::new(()),
         })
     }
 
@@ -192,6 +296,7 @@ impl TokenStore {
                         file.len()
                     );
                     self.current.store(Arc::new(file));
+                    self.changes.send_replace(());
                 }
                 Ok(Err(err)) => tracing::error!(
                     "{err}; the {} tokens read before stay valid until the file is fixed",

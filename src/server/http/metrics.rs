@@ -32,6 +32,7 @@ pub struct Gauges {
     pub evicted_sessions: u64,
     pub skills: usize,
     pub connections: usize,
+    pub shed_connections: u64,
 }
 
 impl Metrics {
@@ -122,6 +123,13 @@ impl Metrics {
         );
         gauge(
             &mut out,
+            "skillserve_connections_shed_total",
+            "Connections closed to make room within --max-connections (idle, or slow to send a request).",
+            "counter",
+            gauges.shed_connections.to_string(),
+        );
+        gauge(
+            &mut out,
             "skillserve_skills",
             "Skills served.",
             "gauge",
@@ -147,6 +155,7 @@ mod tests {
             evicted_sessions: 0,
             skills: 7,
             connections: 1,
+            shed_connections: 3,
         });
         assert!(text.contains("skillserve_http_requests_total{status=\"200\"} 2\n"));
         assert!(text.contains("skillserve_http_requests_total{status=\"401\"} 1\n"));
@@ -159,5 +168,6 @@ mod tests {
         assert!(text.contains("skillserve_http_request_duration_seconds_count 2\n"));
         assert!(text.contains("\nskillserve_skills 7\n"));
         assert!(text.contains("\nskillserve_sessions 2\n"));
+        assert!(text.contains("\nskillserve_connections_shed_total 3\n"));
     }
 }

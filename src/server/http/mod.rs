@@ -15,7 +15,9 @@
 //! listens before the first scan is done: `/healthz` says 503 and `/mcp`
 //! answers 503 until then.
 
-mod auth;
+pub mod auth;
+mod connections;
+mod jws;
 mod metrics;
 mod oauth;
 mod origin;
@@ -24,9 +26,9 @@ mod stall;
 
 use std::borrow::Cow;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -40,18 +42,21 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Env, Flags, HttpOptions, Settings};
 use crate::render::Base;
 use crate::server::handler::SkillServer;
+use crate::server::malformed::{self, Malformed};
 use crate::server::registry::Registry;
-use crate::server::rescan::Caller;
+use crate::server::rescan;
 use crate::server::{Stop, auto_update, log_startup, shutdown_signal, watch as file_watch};
 use crate::sources;
 
-use auth::{Auth, Denied, Who};
+pub use auth::{ADMIN_SCOPE, Caller};
+use auth::{Auth, Denied, Lease, Who};
+use connections::{Connection, Connections, Slot};
 use metrics::{Gauges, Metrics};
 use origin::Origins;
 use sessions::Sessions;
@@ -60,8 +65,10 @@ use sessions::Sessions;
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// A client must send its request headers within this time (slowloris).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections beyond this wait to be accepted (each is a file descriptor).
-const MAX_CONNECTIONS: usize = 4096;
+/// A client must send a request's body within this time once its headers
+/// have arrived: 4 MiB at 3.4 Mbit/s, and any body MCP clients send at
+/// once.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// An SSE stream with nothing to say sends a comment this often, so that
 /// proxies keep it open and a client that has gone is noticed.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -82,12 +89,15 @@ struct State {
     http: HttpOptions,
     origins: Origins,
     auth: Arc<Auth>,
+    /// Listening on a loopback address: the `Host` header must name a
+    /// loopback host (DNS rebinding).
+    loopback: bool,
     metrics: Metrics,
     sessions: Arc<Sessions>,
     ready: OnceLock<Ready>,
     /// Requests being answered (streams excluded): SIGTERM waits for none.
     in_flight: watch::Sender<usize>,
-    connections: AtomicUsize,
+    connections: Arc<Connections>,
     /// Cancelled to end every session and SSE stream.
     stop_mcp: CancellationToken,
 }
@@ -109,28 +119,25 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         describe_auth(&http, local)
     );
     auth.start();
+    let max_connections = http.max_connections;
     let state = Arc::new(State {
         origins: Origins::new(&http.allowed_origins, local.ip().is_loopback()),
         sessions: Arc::new(Sessions::new(http.max_sessions, http.session_idle)),
         http,
         auth,
+        loopback: local.ip().is_loopback(),
         metrics: Metrics::default(),
         ready: OnceLock::new(),
         in_flight: watch::Sender::new(0),
-        connections: AtomicUsize::new(0),
+        connections: Arc::new(Connections::new(max_connections)),
         stop_mcp: CancellationToken::new(),
     });
     tokio::spawn(start(Arc::clone(&state), settings, flags, env, local));
 
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let stopping = CancellationToken::new();
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut accept_failed = false;
     let signal = loop {
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => slot?,
-            signal = &mut shutdown => break signal,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -146,6 +153,12 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
             signal = &mut shutdown => break signal,
         };
         accept_failed = false;
+        // At the cap, a connection waiting for nothing makes room, or this
+        // one waits (and no other is accepted meanwhile).
+        let slot = tokio::select! {
+            slot = state.connections.admit() => slot,
+            signal = &mut shutdown => break signal,
+        };
         let _ = stream.set_nodelay(true);
         tokio::spawn(connection(
             Arc::clone(&state),
@@ -182,7 +195,7 @@ async fn stop(state: &State, stopping: &CancellationToken) {
     }
     state.stop_mcp.cancel();
     // Let the last answers leave: connections close once written.
-    while state.connections.load(Ordering::Relaxed) > 0 && tokio::time::Instant::now() < deadline {
+    while state.connections.len() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -223,7 +236,7 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
             options.refresh_interval,
         ));
     }
-    let caller = Arc::new(Caller::new(Arc::clone(&registry), Base::Uri));
+    let caller = Arc::new(rescan::Caller::new(Arc::clone(&registry), Base::Uri));
     let app = Arc::new(crate::server::app::App::default());
     let factory = {
         let registry = Arc::clone(&registry);
@@ -250,18 +263,22 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
     let _ = state.ready.set(Ready { registry, mcp });
 }
 
-/// Who asks for a change of the skills manager over HTTP: the token's
-/// label. Admin tokens are not read yet, so no HTTP caller may change
-/// anything.
+/// Who asks for a change of the skills manager over HTTP: the caller's
+/// label, and whether it is admin (an admin token, or the `skills:admin`
+/// scope).
 pub(crate) fn app_caller(
     context: &rmcp::service::RequestContext<rmcp::RoleServer>,
 ) -> crate::server::app::Caller {
-    let who = context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Who>())
-        .map_or_else(|| "anyone".to_owned(), ToString::to_string);
-    crate::server::app::Caller::Http { who, admin: false }
+    match Caller::of(context) {
+        Some(caller) => crate::server::app::Caller::Http {
+            who: caller.label(),
+            admin: caller.admin,
+        },
+        None => crate::server::app::Caller::Http {
+            who: Who::Anyone.to_string(),
+            admin: false,
+        },
+    }
 }
 
 /// The log line's account of who may connect.
@@ -289,16 +306,17 @@ async fn connection(
     state: Arc<State>,
     stream: tokio::net::TcpStream,
     _peer: SocketAddr,
-    _slot: OwnedSemaphorePermit,
+    slot: Slot,
     stopping: CancellationToken,
 ) {
-    state.connections.fetch_add(1, Ordering::Relaxed);
     let io = TokioIo::new(stall::Stalling::new(stream));
     let service = {
         let state = Arc::clone(&state);
+        let connection = Arc::clone(&slot.connection);
         hyper::service::service_fn(move |request| {
             let state = Arc::clone(&state);
-            async move { Ok::<_, Infallible>(handle(state, request).await) }
+            let connection = Arc::clone(&connection);
+            async move { Ok::<_, Infallible>(handle(state, connection, request).await) }
         })
     };
     let connection = hyper::server::conn::http1::Builder::new()
@@ -308,12 +326,13 @@ async fn connection(
     let mut connection = std::pin::pin!(connection);
     tokio::select! {
         _ = connection.as_mut() => {}
+        // Closed to make room for another (`connections`).
+        () = slot.connection.close.cancelled() => {}
         () = stopping.cancelled() => {
             connection.as_mut().graceful_shutdown();
             let _ = connection.await;
         }
     }
-    state.connections.fetch_sub(1, Ordering::Relaxed);
 }
 
 /// What the access log says of a request.
@@ -330,7 +349,15 @@ struct Entry {
 }
 
 /// Answers one request, and logs it when its response has been sent.
-async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
+async fn handle(
+    state: Arc<State>,
+    connection: Arc<Connection>,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    // A POST to `/mcp` is still arriving until its body has been read.
+    if !(request.method() == Method::POST && request.uri().path() == "/mcp") {
+        connection.busy();
+    }
     let mut entry = Entry {
         method: request.method().clone(),
         path: request.uri().path().to_owned(),
@@ -341,7 +368,10 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body>
     };
     let mut held = Held::default();
     let origin = request.headers().get(header::ORIGIN).cloned();
-    let mut response = route(&state, request, &mut entry, &mut held).await;
+    let mut response = route(&state, &connection, request, &mut entry, &mut held).await;
+    if entry.stream && response.status() == StatusCode::OK {
+        connection.streaming();
+    }
     if let Some(origin) = origin
         && response.status() != StatusCode::FORBIDDEN
     {
@@ -353,6 +383,7 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body>
             body,
             done: Some(Done {
                 state,
+                connection,
                 entry,
                 status,
                 _held: held,
@@ -371,6 +402,7 @@ struct Held {
 
 async fn route(
     state: &Arc<State>,
+    connection: &Connection,
     request: Request<Incoming>,
     entry: &mut Entry,
     held: &mut Held,
@@ -387,12 +419,20 @@ async fn route(
             );
         }
     }
+    // Every route, before anything else: a page of a rebound DNS name gets
+    // nothing, and no answer echoes a foreign host.
+    if state.loopback && !origin::is_loopback_host(request.headers()) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed".to_owned(),
+        );
+    }
     let path = request.uri().path();
     let method = request.method();
     match path {
         // A browser's preflight, from an origin allowed above.
         "/mcp" if method == Method::OPTIONS => preflight(),
-        "/mcp" => mcp(state, request, entry, held).await,
+        "/mcp" => mcp(state, connection, request, entry, held).await,
         // The skills manager's page; it talks to `/mcp` with the user's token.
         "/" if method == Method::GET || method == Method::HEAD => app_page(),
         "/healthz" if method == Method::GET || method == Method::HEAD => health(state),
@@ -412,13 +452,28 @@ async fn route(
 /// `/mcp`: authenticated, bounded, then handed to rmcp.
 async fn mcp(
     state: &Arc<State>,
+    connection: &Connection,
     request: Request<Incoming>,
     entry: &mut Entry,
     held: &mut Held,
 ) -> Response<Body> {
-    match state.auth.check(request.headers()).await {
-        Ok(who) => entry.who = who,
+    let (caller, lease) = match state.auth.check(request.headers()).await {
+        Ok(checked) => checked,
         Err(denied) => return unauthorized(state, request.headers(), &denied),
+    };
+    entry.who = caller.who.clone();
+    // A session is answered only to whoever opened it; to anyone else, and
+    // to a DELETE of a session that is not open, as if it did not exist.
+    if let Some(id) = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|id| id.to_str().ok())
+    {
+        match state.sessions.owner(id) {
+            Some(owner) if owner != caller.who => return session_not_found(),
+            None if request.method() == Method::DELETE => return session_not_found(),
+            _ => {}
+        }
     }
     let Some(ready) = state.ready.get() else {
         let mut response = text(
@@ -431,8 +486,9 @@ async fn mcp(
         return response;
     };
     let (mut parts, body) = request.into_parts();
-    // The handler learns who asks from here (the skills app's log line).
-    parts.extensions.insert(entry.who.clone());
+    // The handler reads it back (`Caller::of`; the skills app's rule and
+    // log line): rmcp hands the request's parts on in the request context.
+    parts.extensions.insert(caller);
     // A request is in flight from here: SIGTERM waits for it, also while
     // its body is still arriving.
     let in_flight = InFlight::enter(state);
@@ -444,6 +500,7 @@ async fn mcp(
     } else {
         Bytes::new()
     };
+    connection.busy();
     entry.rpc = rpc_method(&body);
     entry.stream =
         parts.method == Method::GET || entry.rpc.as_deref() == Some("subscriptions/listen");
@@ -460,15 +517,95 @@ async fn mcp(
         }
     }
     let ending = parts.method == Method::DELETE;
-    let mut response = ready
-        .mcp
-        .handle(Request::from_parts(parts, Full::new(body)))
+    let sent_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    let kept = body.clone();
+    let mut response = sessions::OPENER
+        .scope(
+            entry.who.clone(),
+            ready
+                .mcp
+                .handle(Request::from_parts(parts, Full::new(body))),
+        )
         .await;
+    // rmcp answers a JSON body it cannot read as a message with 415 and a
+    // text; the answer is the one stdio gives the same line.
+    if sent_json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return malformed_answer(&kept);
+    }
     // rmcp answers an ended session with 202; clients (the Python SDK) expect
     // a success without content.
     if ending && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
+    if entry.stream && response.status() == StatusCode::OK {
+        return end_with_lease(state, lease, &entry.who, response);
+    }
+    response
+}
+
+/// A stream's response whose body ends once `lease` does: the token that
+/// opened it was revoked (its line deleted or changed), or its JWT expired.
+fn end_with_lease(
+    state: &Arc<State>,
+    lease: Lease,
+    who: &Who,
+    response: Response<Body>,
+) -> Response<Body> {
+    if matches!(lease, Lease::Forever) {
+        return response;
+    }
+    let (mut ended, revoked) = tokio::sync::oneshot::channel();
+    let auth = Arc::clone(&state.auth);
+    let who = who.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = auth.ended(&lease) => {
+                tracing::info!("{who}: its credentials are no longer valid; its stream ends");
+                let _ = ended.send(());
+            }
+            // The stream ended first.
+            () = ended.closed() => {}
+        }
+    });
+    response.map(|body| {
+        Leased {
+            body,
+            revoked: Some(revoked),
+        }
+        .boxed()
+    })
+}
+
+/// The answer to a JSON body that is not a message rmcp can read: the
+/// JSON-RPC error stdio answers the same line with, as 400 without an id
+/// (Streamable HTTP: the input was not accepted) and 200 with one (an error
+/// answer to that request, as rmcp sends them); 202 for a notification or
+/// a response, which get no answer.
+fn malformed_answer(body: &[u8]) -> Response<Body> {
+    let judged = malformed::judge(body);
+    let Some(message) = judged.to_json() else {
+        let mut response = Response::new(Full::new(Bytes::new()).boxed());
+        *response.status_mut() = StatusCode::ACCEPTED;
+        return response;
+    };
+    let status = match &judged {
+        Malformed::Answer { id: Some(_), .. } => StatusCode::OK,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    json(status, &message)
+}
+
+/// 404 to a request of a session that is not open (or not the caller's),
+/// in rmcp's words for an unknown session.
+fn session_not_found() -> Response<Body> {
+    let mut response =
+        Response::new(Full::new(Bytes::from("Not Found: Session not found")).boxed());
+    *response.status_mut() = StatusCode::NOT_FOUND;
     response
 }
 
@@ -520,7 +657,21 @@ async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Respons
     if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect());
+    let Ok(read) = reading.await else {
+        let mut response = text(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "Request Timeout: the request body did not arrive within {} s",
+                BODY_TIMEOUT.as_secs()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
+        return Err(response);
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Err(err) => Err(text(
@@ -682,7 +833,8 @@ fn metrics(state: &State) -> Response<Body> {
             .ready
             .get()
             .map_or(0, |ready| ready.registry.current().snapshot.skills().len()),
-        connections: state.connections.load(Ordering::Relaxed),
+        connections: state.connections.len(),
+        shed_connections: state.connections.shed(),
     };
     let mut response = Response::new(Full::new(Bytes::from(state.metrics.render(&gauges))).boxed());
     response.headers_mut().insert(
@@ -728,6 +880,43 @@ impl Drop for InFlight {
     }
 }
 
+/// A stream's body, ended when its credentials are.
+struct Leased {
+    body: Body,
+    /// Fires when the credentials are no longer valid.
+    revoked: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl hyper::body::Body for Leased {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if let Some(revoked) = &mut self.revoked
+            && let Poll::Ready(fired) = Pin::new(revoked).poll(cx)
+        {
+            self.revoked = None;
+            if fired.is_ok() {
+                // The stream ends as if the server had closed it.
+                self.body = Full::new(Bytes::new()).boxed();
+                return Poll::Ready(None);
+            }
+        }
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// A response body that logs its request once it has been sent (or the
 /// client has gone).
 struct Tracked {
@@ -737,6 +926,7 @@ struct Tracked {
 
 struct Done {
     state: Arc<State>,
+    connection: Arc<Connection>,
     entry: Entry,
     status: StatusCode,
     _held: Held,
@@ -744,6 +934,7 @@ struct Done {
 
 impl Drop for Done {
     fn drop(&mut self) {
+        self.connection.waiting();
         let entry = &self.entry;
         let elapsed = entry.started.elapsed();
         self.state

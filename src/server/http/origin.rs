@@ -3,6 +3,10 @@
 //! `--allowed-origin`, or is a loopback origin while the server listens on a
 //! loopback address. Requests without `Origin` (every non-browser client) are
 //! not concerned.
+//!
+//! On a loopback address, the `Host` header must also name a loopback host
+//! ([`is_loopback_host`]), on every route: rmcp applies the same rule to
+//! `/mcp` with the same hosts.
 
 /// The origins a server allows.
 pub struct Origins {
@@ -41,6 +45,20 @@ fn normalize(origin: &str) -> String {
         }
     }
     origin
+}
+
+/// Whether a request's `Host` names `localhost`, `127.0.0.1` or `[::1]`
+/// (any port): the hosts rmcp allows on a loopback address.
+pub fn is_loopback_host(headers: &http::HeaderMap) -> bool {
+    let Some(host) = headers
+        .get(http::header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .and_then(|host| host.parse::<http::uri::Authority>().ok())
+    else {
+        return false;
+    };
+    let host = host.host().trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "::1"
 }
 
 /// `http(s)://localhost`, `127.x.x.x` or `[::1]`, any port.
@@ -83,6 +101,34 @@ mod tests {
             assert!(!local.allows(origin), "{origin}");
         }
         assert!(!Origins::new(&[], false).allows("http://localhost:6274"));
+    }
+
+    #[test]
+    fn loopback_hosts_are_those_rmcp_allows() {
+        let host = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::HOST, value.parse().unwrap());
+            is_loopback_host(&headers)
+        };
+        for ok in [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1:9",
+            "[::1]:80",
+            "[::1]",
+        ] {
+            assert!(host(ok), "{ok}");
+        }
+        for refused in [
+            "evil.example",
+            "localhost.evil.example",
+            "127.0.0.2",
+            "0.0.0.0:80",
+            "[::2]",
+        ] {
+            assert!(!host(refused), "{refused}");
+        }
+        assert!(!is_loopback_host(&http::HeaderMap::new()));
     }
 
     #[test]

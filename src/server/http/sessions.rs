@@ -4,6 +4,12 @@
 //! `--session-idle` without a request (rmcp's keep-alive). Each session also
 //! has its own bound on requests in flight, as the stdio connection has.
 //!
+//! A session belongs to whoever opened it (the token's label, the JWT's
+//! subject): [`Sessions::owner`] lets the server answer anyone else as if
+//! the session did not exist. rmcp creates a session without telling who
+//! asked, so the opener is handed down the task that answers `initialize`
+//! ([`OPENER`]).
+//!
 //! 2026-07-28 clients have no sessions: their requests never come here.
 
 use std::collections::HashMap;
@@ -21,7 +27,14 @@ use rmcp::transport::streamable_http_server::session::{ServerSseMessage, Session
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionManager};
 use tokio::sync::Semaphore;
 
+use crate::server::http::auth::Who;
 use crate::server::transport::MAX_IN_FLIGHT;
+
+tokio::task_local! {
+    /// Who sent the request being handed to rmcp: the owner of a session
+    /// it creates.
+    pub static OPENER: Who;
+}
 
 /// How long ending an evicted session may take before it is left to end on
 /// its own (its worker may be waiting on a client that reads nothing).
@@ -39,6 +52,7 @@ pub struct Sessions {
 }
 
 struct Entry {
+    owner: Who,
     last_used: Instant,
     /// Requests of this session in flight.
     permits: Arc<Semaphore>,
@@ -65,6 +79,11 @@ impl Sessions {
     /// The number of sessions ended to make room for new ones.
     pub fn evicted(&self) -> u64 {
         self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// Who opened session `id`; `None` when no such session is open.
+    pub fn owner(&self, id: &str) -> Option<Who> {
+        self.lock().get(id).map(|entry| entry.owner.clone())
     }
 
     /// The bound on requests in flight of session `id`, which counts as used
@@ -118,10 +137,14 @@ impl SessionManager for Sessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         self.make_room().await;
+        // Always set by the server; without it, the session belongs to
+        // nobody who can authenticate.
+        let owner = OPENER.try_with(Who::clone).unwrap_or(Who::Anyone);
         let (id, transport) = self.inner.create_session().await?;
         self.lock().insert(
             id.clone(),
             Entry {
+                owner,
                 last_used: Instant::now(),
                 permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             },

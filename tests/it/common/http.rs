@@ -393,3 +393,135 @@ pub fn read_until(stream: &mut TcpStream, needle: &str) -> String {
     }
     String::from_utf8_lossy(&seen).into_owned()
 }
+
+/// An OAuth issuer for the tests: its metadata and key set served from a
+/// loopback port, and ES256 keys to sign tokens with.
+pub struct Issuer {
+    pub url: String,
+    keys: std::sync::Arc<std::sync::Mutex<Vec<(String, ring::signature::EcdsaKeyPair)>>>,
+    /// How often the key set was fetched.
+    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Issuer {
+    pub fn start() -> Issuer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let issuer = Issuer {
+            url: url.clone(),
+            keys: Default::default(),
+            fetches: Default::default(),
+        };
+        issuer.add_key("k1");
+        let (keys, fetches) = (issuer.keys.clone(), issuer.fetches.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                let mut request = [0u8; 4096];
+                let n = std::io::Read::read(&mut stream, &mut request).unwrap_or(0);
+                let request = String::from_utf8_lossy(&request[..n]);
+                let path = request.split(' ').nth(1).unwrap_or("").to_owned();
+                let body = match path.as_str() {
+                    "/.well-known/oauth-authorization-server" => {
+                        serde_json::json!({"issuer": url, "jwks_uri": format!("{url}/jwks")})
+                            .to_string()
+                    }
+                    "/jwks" => {
+                        let keys = keys.lock().unwrap();
+                        let body = serde_json::json!({"keys": keys.iter().map(|(kid, key)| jwk(kid, key)).collect::<Vec<_>>()}).to_string();
+                        // Counted once the keys are read: a key added after
+                        // the count has moved is not in this answer.
+                        fetches.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        body
+                    }
+                    _ => String::new(),
+                };
+                let status = if body.is_empty() {
+                    "404 Not Found"
+                } else {
+                    "200 OK"
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        issuer
+    }
+
+    pub fn add_key(&self, kid: &str) {
+        use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+        let random = ring::rand::SystemRandom::new();
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random).unwrap();
+        let key =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
+                .unwrap();
+        self.keys.lock().unwrap().push((kid.to_owned(), key));
+    }
+
+    /// A token signed with key `kid`, with `claims` over the defaults.
+    pub fn token(&self, kid: &str, claims: serde_json::Value) -> String {
+        self.token_with_header(
+            serde_json::json!({"alg": "ES256", "typ": "JWT", "kid": kid}),
+            claims,
+        )
+    }
+
+    /// A token with this header, signed with the key its `kid` names, with
+    /// `claims` over the defaults (a claim set to `null` is left out).
+    pub fn token_with_header(
+        &self,
+        header: serde_json::Value,
+        claims: serde_json::Value,
+    ) -> String {
+        use base64::Engine;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let mut payload = serde_json::json!({
+            "iss": self.url, "aud": "https://skills.example.com/mcp",
+            "sub": "alice@example.com", "iat": now, "nbf": now - 10, "exp": now + 600
+        });
+        for (key, value) in claims.as_object().unwrap() {
+            if value.is_null() {
+                payload.as_object_mut().unwrap().remove(key);
+            } else {
+                payload[key] = value.clone();
+            }
+        }
+        let kid = header["kid"].as_str().unwrap();
+        let signed = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(payload.to_string().as_bytes())
+        );
+        let keys = self.keys.lock().unwrap();
+        let key = &keys.iter().find(|(k, _)| k == kid).expect("a key").1;
+        let signature = key
+            .sign(&ring::rand::SystemRandom::new(), signed.as_bytes())
+            .unwrap();
+        format!("{signed}.{}", b64(signature.as_ref()))
+    }
+
+    pub fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The public JWK of `key`.
+fn jwk(kid: &str, key: &ring::signature::EcdsaKeyPair) -> serde_json::Value {
+    use base64::Engine;
+    use ring::signature::KeyPair;
+    // `04 || x || y`.
+    let point = key.public_key().as_ref();
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    serde_json::json!({
+        "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+        "x": b64(&point[1..33]), "y": b64(&point[33..])
+    })
+}
