@@ -4,8 +4,7 @@
 //! tokio and rmcp is `import`, which starts MCP servers as children): the
 //! handler (`handler`), the live registry and its refreshes (`registry`),
 //! rescans on a miss (`rescan`), the file watcher (`watch`, over the events
-//! of `events`) and the bounded stdio transport (`transport`, writing its
-//! answers with `json`). This module
+//! of `events`) and the bounded stdio transport (`transport`). This module
 //! runs them over stdio until the client goes away or a signal arrives
 //! (behaviour.md §7).
 
@@ -16,7 +15,6 @@ mod events;
 mod gone;
 mod handler;
 pub mod http;
-mod json;
 mod malformed;
 mod page;
 mod prompts;

@@ -363,7 +363,7 @@ where
                 _ => None,
             };
             let mut bytes = out.buffer();
-            match super::json::to_writer(&mut bytes, &item) {
+            match serde_json::to_writer(&mut bytes, &item) {
                 Ok(()) => bytes.push(b'\n'),
                 // Nothing the server sends fails to serialize; if something
                 // did, its request is still answered, and leaves the count
