@@ -36,8 +36,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestMethod, CallToolRequestParams, ClientJsonRpcMessage, ClientNotification,
-    ClientRequest, ErrorCode, ErrorData, JsonRpcRequest, JsonRpcVersion2_0, Request, RequestId,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, RequestId,
     ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
@@ -614,9 +613,6 @@ fn judge(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;
     }
-    if let Some(message) = tool_call(line) {
-        return Verdict::Pass(message);
-    }
     if let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         if let Some(problem) = cursor_problem(&message, line) {
             return Verdict::Reply(problem);
@@ -629,34 +625,6 @@ fn judge(line: &[u8]) -> Verdict {
         }
         Malformed::Ignore => Verdict::Skip,
     }
-}
-
-/// A `tools/call` request, the one sent most, decoded straight into rmcp's
-/// types: rmcp's own decoding buffers the whole message to check its shape,
-/// then tries the request types one by one, a tenth of a call's CPU.
-/// `None` for anything else and for a call with anything unusual about it
-/// (a `_meta`, a key JSON-RPC does not define, a duplicate key), which
-/// rmcp's decoding reads as before. Without `_meta` the two are the same
-/// message: rmcp keeps only `_meta` apart from the params.
-fn tool_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Call {
-        #[serde(rename = "jsonrpc")]
-        _jsonrpc: JsonRpcVersion2_0,
-        id: RequestId,
-        #[serde(rename = "method")]
-        _method: CallToolRequestMethod,
-        params: CallToolRequestParams,
-    }
-    let call: Call = serde_json::from_slice(line).ok()?;
-    if call.params.meta.is_some() {
-        return None;
-    }
-    Some(ClientJsonRpcMessage::Request(JsonRpcRequest::new(
-        call.id,
-        ClientRequest::CallToolRequest(Request::new(call.params)),
-    )))
 }
 
 /// The answer to a paginated request whose `cursor` rmcp dropped: its list
@@ -833,46 +801,6 @@ mod tests {
             Verdict::Pass(message) => json!({ "passed": format!("{message:?}") }),
             Verdict::Skip => json!("skip"),
         }
-    }
-
-    #[test]
-    fn a_tool_call_decoded_directly_is_the_message_rmcp_decodes() {
-        for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"skill","arguments":{"name":"pdf"}}}"#,
-            r#"{"params":{"arguments":{"file":"references/a.md","name":"pdf"},"name":"skill"},"method":"tools/call","id":"x-7","jsonrpc":"2.0"}"#,
-            r#"{"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"sk\u0069ll","arguments":{"name":"caf\u00e9 \"q\"","n":1.5,"deep":[{"a":null}]}}}"#,
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"skill","arguments":null}}"#,
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"skill","requestState":"s","task":{"ttl":5}}}"#,
-        ] {
-            let direct = tool_call(line.as_bytes()).expect(line);
-            let rmcp: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
-            assert_eq!(format!("{direct:?}"), format!("{rmcp:?}"), "{line}");
-            assert_eq!(
-                serde_json::to_value(&direct).unwrap(),
-                serde_json::to_value(&rmcp).unwrap(),
-                "{line}"
-            );
-        }
-        // Left to rmcp's decoding: other requests, a `_meta`, keys
-        // JSON-RPC does not define, duplicates, what is not a request.
-        for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"skill"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"skill","_meta":{"progressToken":1}}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"skill"},"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"skill"}}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"skill"}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"skill"}}"#,
-            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"skill"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
-        ] {
-            assert!(tool_call(line.as_bytes()).is_none(), "{line}");
-        }
-        // Which still reads a call with `_meta`, as before.
-        let with_meta = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"skill","_meta":{"progressToken":1}}}"#;
-        assert!(matches!(
-            judge(with_meta.as_bytes()),
-            Verdict::Pass(ClientJsonRpcMessage::Request(_))
-        ));
     }
 
     #[test]

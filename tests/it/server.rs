@@ -160,9 +160,8 @@ async fn content_comes_back_byte_for_byte() {
     server.stop().await;
 }
 
-/// The server decodes a plain `tools/call` line itself (rmcp's decoding is
-/// slower) and leaves any other to rmcp: however the call is written, the
-/// answer is the same, and the same as rmcp's client gets.
+/// However a client writes a `tools/call` line (keys in any order, escapes,
+/// a `_meta`), the answer is the same, and the same as rmcp's client gets.
 #[tokio::test]
 async fn a_call_is_answered_alike_however_its_line_is_written() {
     let fixture = Fixture::new();
@@ -180,7 +179,7 @@ async fn a_call_is_answered_alike_however_its_line_is_written() {
         r#"{"params":{"arguments":{"name":"code-\u0066ences"},"name":"skill"},"method":"tools/call","id":"two","jsonrpc":"2.0"}"#
             .parse()
             .unwrap(),
-        // With `_meta`: rmcp's decoding.
+        // With `_meta`.
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "skill", "arguments": arguments, "_meta": {"progressToken": 3}}}),
     ];
