@@ -318,7 +318,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(settings: Settings, flags: Flags, env: Env) -> ExitCode {
-    let watching = settings.serve.watch;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -342,9 +341,6 @@ fn serve(settings: Settings, flags: Flags, env: Env) -> ExitCode {
             tracing::error!("{err:#}");
             return ExitCode::Failure;
         }
-    }
-    if watching {
-        server::leave_watches_to_a_child();
     }
     ExitCode::Success
 }

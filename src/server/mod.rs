@@ -202,50 +202,6 @@ fn log_startup(registry: &Registry, options: &ServeOptions, elapsed: std::time::
     }
 }
 
-/// Lets the process exit without closing its file watches, the last thing
-/// it does before exiting: a child forked here keeps every descriptor open
-/// until this process is gone, then exits, and the kernel tears the watches
-/// down in the child. The kernel removes an inotify instance's watches one
-/// by one when its last descriptor closes, and the process's exit waits for
-/// it: at 100,000 watched folders that was 150–250 ms of the exit
-/// (measured), against about 15 ms without a watcher. The child holds no
-/// standard stream (they are closed before the fork), so a client sees
-/// stdout end and the process exit at once. Linux only (inotify); elsewhere
-/// nothing to do.
-pub fn leave_watches_to_a_child() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: after `fork` the child runs only async-signal-safe calls
-    // (`close`, `read`, `_exit`) on descriptors it owns, and touches no
-    // memory another thread could be changing (the byte and errno are its
-    // own); the parent goes on to exit. Closing the standard streams is
-    // harmless: the server has stopped and logged its last line.
-    unsafe {
-        let mut pipe = [0; 2];
-        if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return;
-        }
-        for stream in 0..3 {
-            libc::close(stream);
-        }
-        match libc::fork() {
-            0 => {
-                // Wait for the parent's end of the pipe to close: the parent
-                // has exited, and these descriptors are the last ones.
-                libc::close(pipe[1]);
-                let mut byte = 0u8;
-                while libc::read(pipe[0], (&raw mut byte).cast(), 1) < 0
-                    && *libc::__errno_location() == libc::EINTR
-                {}
-                libc::_exit(0);
-            }
-            // The write end stays open until this process exits.
-            _ => {
-                libc::close(pipe[0]);
-            }
-        }
-    }
-}
-
 /// Resolves with the name of the first SIGINT or SIGTERM.
 pub async fn shutdown_signal() -> &'static str {
     #[cfg(unix)]
