@@ -446,3 +446,54 @@ fn streams_end_when_their_token_is_revoked_or_their_jwt_expires() {
     read_to_end(&mut carols);
     server.wait_for_log("oauth:carol: its credentials are no longer valid; its stream ends");
 }
+
+#[test]
+fn an_admin_token_may_change_the_catalog_through_the_skills_app_and_a_reader_may_not() {
+    let fixture = files_fixture();
+    let reader = format!("Bearer {}", new_token(&fixture, "reader", false));
+    let lead = format!("Bearer {}", new_token(&fixture, "lead", true));
+    let server = start(&fixture, &auth_args(&fixture, None), &[]);
+    let call = |bearer: &str, name: &str, arguments: Value| {
+        let message = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": name, "arguments": arguments,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": V2026,
+                    "io.modelcontextprotocol/clientInfo": {"name": "skillserve-app", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+                    }
+                }
+            }
+        });
+        server
+            .post(
+                &message,
+                &[
+                    ("Authorization", bearer),
+                    ("MCP-Protocol-Version", V2026),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", name),
+                ],
+            )
+            .answer()
+    };
+    for (bearer, allowed) in [(&reader, false), (&lead, true)] {
+        let overview = call(bearer, "app_overview", json!({}));
+        assert_eq!(
+            overview["result"]["structuredContent"]["changes"],
+            json!({"rule": "admin", "allowed": allowed}),
+            "{overview}"
+        );
+    }
+    let config = fixture.path("home/.config/skillserve/config.toml");
+    let refused = call(&reader, "app_disable", json!({"name": "pdf"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(!config.exists());
+    let done = call(&lead, "app_disable", json!({"name": "pdf"}));
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("\"pdf\""), "{text}");
+    server.wait_for_log("http token:lead app_disable 'pdf'");
+}
