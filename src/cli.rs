@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
+use crate::commands::{Switch, ToggleRequest};
 use crate::config::settings::{self, FilterError, expand_path};
 use crate::config::{
     Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
@@ -278,6 +279,17 @@ pub struct ToggleArgs {
     /// settings for every client.
     #[arg(long, value_name = "GLOB")]
     pub client: Option<String>,
+}
+
+impl ToggleArgs {
+    /// The `enable` (`Switch::Enable`) or `disable` these arguments ask for.
+    pub fn request(&self, switch: Switch) -> ToggleRequest<'_> {
+        ToggleRequest {
+            switch,
+            name: &self.name,
+            client: self.client.as_deref(),
+        }
+    }
 }
 
 /// Options every command understands.

@@ -35,12 +35,12 @@ enum Group {
     Native,
 }
 
-/// `skillserve list [--json] [--all] [--client NAME]`: the skills `view`
+/// The report of `skillserve list [--json] [--all]`: the skills `view`
 /// shows; `decision` (the same client's) says why the others are not.
 /// `client` is the line that says which client and profile this is, with
 /// `--client`. The problem count is `check`'s, and problems with the skills
 /// folders themselves are named.
-pub fn list(
+pub fn write(
     view: &View,
     decision: &Decision,
     client: Option<&str>,

@@ -1,34 +1,47 @@
-//! The `list`, `show`, `check`, `config`, `enable` and `disable` commands:
-//! front ends over one snapshot (as one client sees it) and the settings, for
-//! people debugging their setup. They write to the given stream and return
-//! the exit code; they never log.
+//! The commands of the command line, one function each, which `main`
+//! calls: `list`, `show`, `check`, `config`, `enable` and `disable` (front
+//! ends over one snapshot, as one client sees it, and the settings, for
+//! people debugging their setup), `trust`, the sources commands (`add`,
+//! `update`, `remove`, `sources`, `publish`: [`sources`]) and `token new`.
+//! They write to the streams they are given and return the exit code; they
+//! never log. Where a command changes something another front end (the
+//! skills app) also changes, the change is a library function that returns
+//! what happened ([`toggle`]), and the command only words it.
 
 mod list;
 mod security;
 mod settings;
+mod sources;
+mod token;
 
-pub use list::{ListOptions, list};
-pub use settings::{config, toggle};
+pub use list::ListOptions;
+pub use settings::{Switch, ToggleError, ToggleRequest, Toggled, config, enable_disable, toggle};
+pub use sources::{add, publish, remove, sources, update};
+pub use token::token_new;
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, BufRead, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::json;
 
 use crate::answer::{self, Answer, FileAnswer};
+use crate::config::Settings;
 use crate::contents::Contents;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exit_codes::ExitCode;
 use crate::files::Files;
+use crate::installed::Verify;
 use crate::lint;
-use crate::profiles::{Decision, View};
+use crate::profiles::{self, Decision, Key, Profiles, View};
 use crate::render::Base;
 use crate::roots::Origin;
 use crate::scan;
 use crate::security::FileFinding;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Cache, Snapshot};
 use crate::text::{plural, printable, printable_path};
+use crate::trust::{self, Confirm};
 
 /// How a command prints its report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,18 +59,188 @@ impl Format {
     }
 }
 
+/// Where a command writes, and how it asks the user.
+pub struct Console<'a> {
+    /// stdout: what the command reports.
+    pub out: &'a mut dyn Write,
+    /// stderr: errors, warnings, notes and questions.
+    pub err: &'a mut dyn Write,
+    /// stdin: the answers to questions.
+    pub input: &'a mut dyn BufRead,
+    /// Whether `input` is a terminal, where a person can answer; without
+    /// one, a command that needs a yes shows its plan and changes nothing.
+    pub interactive: bool,
+}
+
+/// What one client is offered, from a snapshot loaded now: the client named
+/// by `--client`, or one that matches no profile.
+struct ClientView {
+    profiles: Profiles,
+    snapshot: Arc<Snapshot>,
+    key: Key,
+    /// "Offered to NAME: …" and where its catalog goes, when a client was
+    /// named.
+    header: Option<String>,
+}
+
+impl ClientView {
+    fn load(settings: &Settings, client: Option<&str>) -> ClientView {
+        let snapshot = Arc::new(snapshot::load(
+            &settings.config,
+            &mut Cache::default(),
+            None,
+        ));
+        let profiles = Profiles::new(settings);
+        let name = client.map(profiles::client_name);
+        let key = profiles.key(name.as_deref());
+        let header = name.map(|name| {
+            format!(
+                "Offered to {name}: {}\n{}",
+                profiles.describe(key),
+                profiles.describe_catalog(key, &name)
+            )
+        });
+        ClientView {
+            profiles,
+            snapshot,
+            key,
+            header,
+        }
+    }
+
+    fn view(&self) -> View {
+        self.profiles.view(&self.snapshot, self.key)
+    }
+
+    fn decide(&self) -> Decision<'_> {
+        self.profiles.decide(&self.snapshot, self.key)
+    }
+}
+
 /// `skillserve list --description`: the `skill` tool's description exactly as
 /// the client receives it, for checking it against a client's own limits.
-pub fn description(view: &View, out: &mut dyn Write) -> io::Result<ExitCode> {
-    writeln!(out, "{}", view.description())?;
+pub fn description(
+    settings: &Settings,
+    client: Option<&str>,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    writeln!(
+        out,
+        "{}",
+        ClientView::load(settings, client).view().description()
+    )?;
     Ok(ExitCode::Success)
 }
 
 /// `skillserve list --instructions`: the server's `instructions` exactly as
 /// the client receives them (with the catalog when it goes there).
-pub fn instructions(view: &View, out: &mut dyn Write) -> io::Result<ExitCode> {
-    writeln!(out, "{}", view.instructions())?;
+pub fn instructions(
+    settings: &Settings,
+    client: Option<&str>,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    writeln!(
+        out,
+        "{}",
+        ClientView::load(settings, client).view().instructions()
+    )?;
     Ok(ExitCode::Success)
+}
+
+/// `skillserve list [--json] [--all] [--client NAME]`: the skills a client
+/// is offered, and with `--all` the others and why (`list::write`).
+pub fn list(
+    settings: &Settings,
+    client: Option<&str>,
+    options: ListOptions,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    let client = ClientView::load(settings, client);
+    list::write(
+        &client.view(),
+        &client.decide(),
+        client.header.as_deref(),
+        settings.config.max_file_bytes,
+        options,
+        out,
+    )
+}
+
+/// `skillserve show NAME [FILE] [--client NAME]`: [`show_answer`] on what
+/// that client is offered.
+pub fn show(
+    settings: &Settings,
+    client: Option<&str>,
+    name: &str,
+    file: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    let client = ClientView::load(settings, client);
+    show_answer(
+        &client.view(),
+        &client.decide(),
+        name,
+        file,
+        settings.config.max_file_bytes,
+        out,
+        err,
+    )
+}
+
+/// `skillserve check [--json] [--security]` on the skills found now, every
+/// installed skill's files hashed ([`check_snapshot`]).
+pub fn check(
+    settings: &Settings,
+    format: Format,
+    security: bool,
+    out: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    let mut cache = Cache::default();
+    let snapshot = snapshot::load_with(&settings.config, &mut cache, None, Verify::Full);
+    let scan = security.then_some(&mut cache.security);
+    check_snapshot(&snapshot, settings.config.max_file_bytes, format, scan, out)
+}
+
+/// `skillserve trust --list` ([`trust::list`]) on the skills found now.
+pub fn trust_list(settings: &Settings, console: &mut Console) -> io::Result<ExitCode> {
+    let mut cache = Cache::default();
+    let snapshot = snapshot::load(&settings.config, &mut cache, None);
+    trust::list(
+        &snapshot,
+        &cache.security,
+        &settings.config,
+        console.out,
+        console.err,
+    )
+}
+
+/// `skillserve trust NAME [--yes]` ([`trust::trust`]) on the skills found
+/// now: with `--yes` at once, on a terminal after asking, else not at all.
+pub fn trust(
+    settings: &Settings,
+    name: &str,
+    yes: bool,
+    console: &mut Console,
+) -> io::Result<ExitCode> {
+    let mut cache = Cache::default();
+    let snapshot = snapshot::load(&settings.config, &mut cache, None);
+    let confirm = if yes {
+        Confirm::Yes
+    } else if console.interactive {
+        Confirm::Ask(&mut *console.input)
+    } else {
+        Confirm::No
+    };
+    trust::trust(
+        &snapshot,
+        &cache.security,
+        &settings.config,
+        name,
+        confirm,
+        console.out,
+        console.err,
+    )
 }
 
 /// Everything `check` reports: the scan's diagnostics, the skills in hidden
@@ -118,7 +301,7 @@ impl std::fmt::Display for Counts {
     }
 }
 
-/// `skillserve show NAME [FILE]`: the text blocks a `skill` call (with
+/// What `skillserve show NAME [FILE]` prints: the text blocks a `skill` call (with
 /// `file` when FILE is given) returns, on stdout when it succeeds and on
 /// stderr (exit 1) when it is an error. Each block ends with a line break
 /// (one is added when the text has none) and blocks are separated by a blank
@@ -126,7 +309,7 @@ impl std::fmt::Display for Counts {
 /// name finds nothing because the client is not shown the skill, a `note:`
 /// line on stderr says why (`decision`); the client itself only reads "not
 /// found".
-pub fn show(
+fn show_answer(
     view: &View,
     decision: &Decision,
     name: &str,
@@ -218,7 +401,7 @@ fn origins_by_path(snapshot: &Snapshot) -> Vec<(&Path, &Origin)> {
 /// Agent Skills rules ([`lint`]), and with `security` (a cache to scan
 /// through) the security scan of every skill, grouped by file; exit 1 when
 /// there is an error.
-pub fn check(
+fn check_snapshot(
     snapshot: &Snapshot,
     max_file_bytes: u64,
     format: Format,

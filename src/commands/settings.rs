@@ -3,6 +3,7 @@
 //! `config.toml`), behaviour.md §17.1 and §17.2.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use crate::config::edit::{self, Change};
 use crate::config::file::{Filters, quoted};
@@ -11,7 +12,7 @@ use crate::config::settings::toml_string;
 use crate::config::{Origin, Settings, SettingsError};
 use crate::exit_codes::ExitCode;
 use crate::profiles::{Profiles, Verdict};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Snapshot};
 use crate::text::{printable, printable_path};
 
 /// Width of the key column.
@@ -256,124 +257,311 @@ fn filters(out: &mut dyn Write, indent: usize, filters: &Filters) -> io::Result<
     Ok(())
 }
 
-/// `skillserve disable NAME` (`disable`) or `enable NAME`: adds the name to
-/// the `disabled` list of the top level, or of `[clients."<client>"]`, or
-/// removes it, and says what changed. A name no skill has now is disabled
-/// all the same, with a warning on `err`. After `enable`, says what still
-/// hides the skill, if anything does: `reload` reads the settings again.
-#[allow(clippy::too_many_arguments)]
+/// Which way [`toggle`] turns a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// Take the name out of the `disabled` list.
+    Enable,
+    /// Put the name in the `disabled` list.
+    Disable,
+}
+
+/// One `enable` or `disable`: the name, and whose `disabled` list.
+#[derive(Clone, Copy, Debug)]
+pub struct ToggleRequest<'a> {
+    pub switch: Switch,
+    /// A skill's name (any case; surrounding spaces are dropped).
+    pub name: &'a str,
+    /// The glob of a `[clients."…"]` profile, or `None` for every client.
+    pub client: Option<&'a str>,
+}
+
+/// What [`toggle`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toggled {
+    pub switch: Switch,
+    /// The name as written to the file.
+    pub name: String,
+    pub client: Option<String>,
+    /// The settings file edited.
+    pub path: PathBuf,
+    /// Whether the list changed, and whether the file was created.
+    pub change: Change,
+    /// No skill has this name now (a disabled name stays hidden all the
+    /// same when a skill of that name appears).
+    pub unknown: bool,
+    /// After enabling a name for every client: the skills of that name
+    /// that a client matching no profile is still not offered, with why
+    /// (empty when one of them is offered).
+    pub still_hidden: Vec<(String, String)>,
+}
+
+/// Why [`toggle`] changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ToggleError {
+    #[error("there is no config folder (HOME is not set); name a settings file with --config")]
+    NoSettingsFile,
+    #[error(transparent)]
+    Edit(#[from] edit::EditError),
+}
+
+/// `enable` / `disable` as a library function: adds the name to the
+/// `disabled` list of the top level, or of `[clients."<client>"]`, or
+/// removes it, keeping the file's comments and layout, and says what
+/// happened. A name no skill has now is disabled all the same. After an
+/// `enable` for every client, `reload` reads the settings again to say what
+/// still hides the skill. A running server picks the change up by itself.
 pub fn toggle(
     settings: &Settings,
-    snapshot: &std::sync::Arc<Snapshot>,
-    name: &str,
-    client: Option<&str>,
-    disable: bool,
+    snapshot: &Snapshot,
+    request: &ToggleRequest,
+    reload: &dyn Fn() -> Result<Settings, SettingsError>,
+) -> Result<Toggled, ToggleError> {
+    let location = settings
+        .location
+        .as_ref()
+        .ok_or(ToggleError::NoSettingsFile)?;
+    let name = request.name.trim();
+    let wanted = name.to_lowercase();
+    let disable = request.switch == Switch::Disable;
+    let change = edit::set_disabled(&location.path, name, request.client, disable)?;
+    let still_hidden = if disable || request.client.is_some() {
+        Vec::new()
+    } else {
+        still_hidden(snapshot, &wanted, reload)
+    };
+    Ok(Toggled {
+        switch: request.switch,
+        name: name.to_owned(),
+        client: request.client.map(str::to_owned),
+        path: location.path.clone(),
+        change,
+        unknown: !snapshot
+            .candidates()
+            .iter()
+            .any(|s| s.name.to_lowercase() == wanted),
+        still_hidden,
+    })
+}
+
+/// `skillserve enable NAME` / `disable NAME`: [`toggle`] on the skills
+/// found now, and what changed in words. A name no skill has now is
+/// disabled all the same, with a warning on `err`.
+pub fn enable_disable(
+    settings: &Settings,
+    request: &ToggleRequest,
     reload: &dyn Fn() -> Result<Settings, SettingsError>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<ExitCode> {
-    let Some(location) = &settings.location else {
-        writeln!(
-            err,
-            "skillserve: there is no config folder (HOME is not set); name a settings file with --config"
-        )?;
-        return Ok(ExitCode::Failure);
-    };
-    let path = &location.path;
-    let name = name.trim();
-    let wanted = name.to_lowercase();
-    let known = snapshot
-        .candidates()
-        .iter()
-        .any(|s| s.name.to_lowercase() == wanted);
-    if disable && !known {
-        writeln!(
-            err,
-            "warning: no skill named '{}' is found now; it is disabled all the same, and stays hidden if one appears",
-            printable(name)
-        )?;
-    }
-    let scope = match client {
-        None => "for every client".to_owned(),
-        Some(glob) => format!("in [clients.{}]", quoted(glob)),
-    };
-    let change = match edit::set_disabled(path, name, client, disable) {
-        Ok(change) => change,
+    let snapshot = snapshot::load(&settings.config, &mut snapshot::Cache::default(), None);
+    let toggled = match toggle(settings, &snapshot, request, reload) {
+        Ok(toggled) => toggled,
         Err(error) => {
             writeln!(err, "skillserve: {error}")?;
             return Ok(ExitCode::Failure);
         }
     };
-    let shown_path = printable_path(path);
-    match (change, disable) {
-        (Change::Done { created }, true) => {
+    let name = printable(&toggled.name);
+    if toggled.switch == Switch::Disable && toggled.unknown {
+        writeln!(
+            err,
+            "warning: no skill named '{name}' is found now; it is disabled all the same, and stays hidden if one appears"
+        )?;
+    }
+    let scope = match &toggled.client {
+        None => "for every client".to_owned(),
+        Some(glob) => format!("in [clients.{}]", quoted(glob)),
+    };
+    let path = printable_path(&toggled.path);
+    match (toggled.change, toggled.switch) {
+        (Change::Done { created }, Switch::Disable) => {
             let created = if created { " (created it)" } else { "" };
+            writeln!(out, "Disabled '{name}' {scope} in {path}{created}.")?;
+        }
+        (Change::Done { .. }, Switch::Enable) => {
+            writeln!(out, "Enabled '{name}' {scope} in {path}.")?;
+        }
+        (Change::Unchanged, Switch::Disable) => {
             writeln!(
                 out,
-                "Disabled '{}' {scope} in {shown_path}{created}.",
-                printable(name)
+                "'{name}' is already disabled {scope} in {path}; nothing changed."
             )?;
         }
-        (Change::Done { .. }, false) => {
+        (Change::Unchanged, Switch::Enable) => {
             writeln!(
                 out,
-                "Enabled '{}' {scope} in {shown_path}.",
-                printable(name)
-            )?;
-        }
-        (Change::Unchanged, true) => {
-            writeln!(
-                out,
-                "'{}' is already disabled {scope} in {shown_path}; nothing changed.",
-                printable(name)
-            )?;
-        }
-        (Change::Unchanged, false) => {
-            writeln!(
-                out,
-                "'{}' is not disabled {scope} in {shown_path}; nothing changed.",
-                printable(name)
+                "'{name}' is not disabled {scope} in {path}; nothing changed."
             )?;
         }
     }
-    if !disable && client.is_none() {
-        still_hidden(snapshot, &wanted, reload, out)?;
+    for (skill, reason) in &toggled.still_hidden {
+        writeln!(
+            out,
+            "note: '{}' is still not offered: {reason}",
+            printable(skill)
+        )?;
     }
     writeln!(out, "A running skillserve picks the change up by itself.")?;
     Ok(ExitCode::Success)
 }
 
-/// After `enable`: what else keeps skills of that name from a client that
-/// matches no profile.
+/// After `enable`: the skills named `wanted` that a client matching no
+/// profile is still not offered, and why; none when one of them is.
 fn still_hidden(
-    snapshot: &std::sync::Arc<Snapshot>,
+    snapshot: &Snapshot,
     wanted: &str,
     reload: &dyn Fn() -> Result<Settings, SettingsError>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+) -> Vec<(String, String)> {
     let Ok(settings) = reload() else {
-        return Ok(());
+        return Vec::new();
     };
     let profiles = Profiles::new(&settings);
     let decision = profiles.decide(snapshot, profiles.key(None));
-    let same_name = snapshot.candidates().iter().zip(&decision.verdicts);
-    let same_name: Vec<_> = same_name
+    let same_name: Vec<_> = snapshot
+        .candidates()
+        .iter()
+        .zip(&decision.verdicts)
         .filter(|(s, _)| s.name.to_lowercase() == wanted)
         .collect();
     if same_name
         .iter()
         .any(|(_, verdict)| matches!(verdict, Verdict::Shown))
     {
-        return Ok(());
+        return Vec::new();
     }
-    for (skill, verdict) in same_name {
-        if let Some(reason) = verdict.reason(snapshot) {
-            writeln!(
-                out,
-                "note: '{}' is still not offered: {reason}",
-                printable(&skill.name)
-            )?;
+    same_name
+        .into_iter()
+        .filter_map(|(skill, verdict)| Some((skill.name.to_string(), verdict.reason(snapshot)?)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Env, Flags, Home, settings};
+
+    /// A home, whose config folder has no `config.toml` yet, and a folder
+    /// with the skills `pdf` and `docx`.
+    struct Setup {
+        _dir: tempfile::TempDir,
+        flags: Flags,
+        env: Env,
+        config: PathBuf,
+    }
+
+    impl Setup {
+        fn new() -> Setup {
+            let dir = tempfile::tempdir().unwrap();
+            let skills = dir.path().join("skills");
+            for name in ["pdf", "docx"] {
+                std::fs::create_dir_all(skills.join(name)).unwrap();
+                std::fs::write(
+                    skills.join(name).join("SKILL.md"),
+                    format!("---\nname: {name}\ndescription: The {name} skill.\n---\nBody.\n"),
+                )
+                .unwrap();
+            }
+            let home = dir.path().join("home");
+            let config = home.join(".config/skillserve/config.toml");
+            let flags = Flags {
+                skills_dirs: vec![skills.to_string_lossy().into_owned()],
+                no_project: true,
+                no_user: true,
+                no_plugins: true,
+                ..Flags::default()
+            };
+            let env = Env {
+                home: Home::at(home),
+                cwd: dir.path().to_path_buf(),
+                ..Env::default()
+            };
+            Setup {
+                _dir: dir,
+                flags,
+                env,
+                config,
+            }
+        }
+
+        fn toggle(&self, switch: Switch, name: &str, client: Option<&str>) -> Toggled {
+            let settings = settings::load(&self.flags, &self.env).unwrap();
+            let snapshot = snapshot::load(&settings.config, &mut snapshot::Cache::default(), None);
+            let request = ToggleRequest {
+                switch,
+                name,
+                client,
+            };
+            toggle(&settings, &snapshot, &request, &|| {
+                settings::load(&self.flags, &self.env)
+            })
+            .unwrap()
         }
     }
-    Ok(())
+
+    #[test]
+    fn toggle_returns_what_it_changed_and_prints_nothing() {
+        let setup = Setup::new();
+        let disabled = setup.toggle(Switch::Disable, " PDF ", None);
+        assert_eq!(
+            disabled,
+            Toggled {
+                switch: Switch::Disable,
+                name: "PDF".to_owned(),
+                client: None,
+                path: setup.config.clone(),
+                change: Change::Done { created: true },
+                unknown: false,
+                still_hidden: Vec::new(),
+            }
+        );
+        assert_eq!(
+            std::fs::read_to_string(&setup.config).unwrap(),
+            "disabled = [\"PDF\"]\n"
+        );
+        let again = setup.toggle(Switch::Disable, "pdf", None);
+        assert_eq!(again.change, Change::Unchanged);
+
+        // A name no skill has is disabled all the same, and said to be unknown.
+        let unknown = setup.toggle(Switch::Disable, "nothing-here", Some("cursor*"));
+        assert!(unknown.unknown);
+        assert_eq!(unknown.client.as_deref(), Some("cursor*"));
+        assert_eq!(unknown.change, Change::Done { created: false });
+
+        let enabled = setup.toggle(Switch::Enable, "pdf", None);
+        assert_eq!(enabled.change, Change::Done { created: false });
+        assert!(enabled.still_hidden.is_empty(), "{enabled:?}");
+    }
+
+    #[test]
+    fn enabling_a_name_says_what_still_hides_it() {
+        let setup = Setup::new();
+        std::fs::create_dir_all(setup.config.parent().unwrap()).unwrap();
+        std::fs::write(&setup.config, "exclude = [\"docx\"]\n").unwrap();
+        let enabled = setup.toggle(Switch::Enable, "docx", None);
+        assert_eq!(enabled.change, Change::Unchanged);
+        assert_eq!(enabled.still_hidden.len(), 1, "{enabled:?}");
+        assert_eq!(enabled.still_hidden[0].0, "docx");
+        assert!(
+            enabled.still_hidden[0].1.contains("exclude"),
+            "{:?}",
+            enabled.still_hidden
+        );
+    }
+
+    #[test]
+    fn toggle_without_a_settings_file_is_an_error() {
+        let setup = Setup::new();
+        let mut settings = settings::load(&setup.flags, &setup.env).unwrap();
+        settings.location = None;
+        let snapshot = snapshot::load(&settings.config, &mut snapshot::Cache::default(), None);
+        let request = ToggleRequest {
+            switch: Switch::Disable,
+            name: "pdf",
+            client: None,
+        };
+        let error = toggle(&settings, &snapshot, &request, &|| unreachable!()).unwrap_err();
+        assert!(matches!(error, ToggleError::NoSettingsFile));
+        assert!(!setup.config.exists());
+    }
 }

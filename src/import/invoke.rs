@@ -82,6 +82,29 @@ impl InvokeError {
     }
 }
 
+/// `skillserve invoke` from the command line: [`run`] on a runtime of its
+/// own, its error one line on `err`; SIGINT or SIGTERM stop it. A failure
+/// to write `out` is returned.
+pub fn command(
+    options: &InvokeOptions,
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    match super::block_on(run(options, stdin, out, err))? {
+        Err(signal) => {
+            writeln!(err, "skillserve: stopped by {signal}")?;
+            Ok(ExitCode::Failure)
+        }
+        Ok(Ok(code)) => Ok(code),
+        Ok(Err(InvokeError::Output(error))) => Err(error),
+        Ok(Err(error)) => {
+            writeln!(err, "skillserve: {error}")?;
+            Ok(error.exit_code())
+        }
+    }
+}
+
 /// `skillserve invoke`: starts the server, calls the tool and prints the result.
 pub async fn run(
     options: &InvokeOptions,

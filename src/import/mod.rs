@@ -125,6 +125,60 @@ struct Plan {
     unchanged: bool,
 }
 
+/// `skillserve import` from the command line: [`run`] on a runtime of its
+/// own, its error one line on `err` after what it printed; SIGINT or
+/// SIGTERM stop it. A failure to write `out` is returned (a closed pipe is
+/// not worth a message).
+pub fn command(
+    options: &ImportOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<ExitCode> {
+    match block_on(run(options, out))? {
+        Err(signal) => {
+            writeln!(err, "skillserve: stopped by {signal}")?;
+            Ok(ExitCode::Failure)
+        }
+        Ok(Ok(code)) => Ok(code),
+        Ok(Err(ImportError::Output(error))) => Err(error),
+        Ok(Err(error)) => {
+            out.flush()?;
+            writeln!(err, "skillserve: {error}")?;
+            Ok(error.exit_code())
+        }
+    }
+}
+
+/// Runs one `import` or `invoke` on a runtime of its own; `Err` with the
+/// signal's name when SIGINT or SIGTERM stopped it.
+fn block_on<F: std::future::Future>(future: F) -> io::Result<Result<F::Output, &'static str>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let output = runtime.block_on(async {
+        // The signal handlers first: `future` starts servers in its first
+        // poll, and a SIGTERM sent once they run must find the handlers in
+        // place (unbiased, the branches are polled in random order).
+        tokio::select! {
+            biased;
+            signal = crate::server::shutdown_signal() => Err(signal),
+            output = future => Ok(output),
+        }
+    });
+    if output.is_err() {
+        // The servers run in process groups of their own, out of reach of
+        // the terminal's Ctrl-C; dropping the command killed them through
+        // rmcp's clean-up tasks, which need a moment on this runtime.
+        runtime.block_on(async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        });
+    }
+    // Dropping the tasks left (a server that is still exiting, say) kills
+    // their processes; there is nothing to wait for.
+    runtime.shutdown_background();
+    Ok(output)
+}
+
 /// `skillserve import`: writes the skills, prints what it did, and returns
 /// exit code 1 when a server failed.
 pub async fn run(options: &ImportOptions, out: &mut dyn Write) -> Result<ExitCode, ImportError> {

@@ -25,6 +25,7 @@ mod skills;
 mod transport;
 mod watch;
 
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,6 +33,7 @@ use rmcp::ServiceExt;
 
 use crate::config::{Env, Flags, ServeOptions, Settings};
 use crate::diagnostic::Severity;
+use crate::exit_codes::ExitCode;
 use crate::snapshot;
 
 use crate::render::Base;
@@ -51,6 +53,49 @@ pub enum Stop {
     /// stdout closed: nobody reads the answers any more.
     StdoutClosed,
     Signal(&'static str),
+}
+
+/// `skillserve` and `skillserve serve`: runs the server ([`run`]) on a
+/// runtime of its own, says why it stopped in the log, and returns the exit
+/// code. A person who started it by hand on a terminal is told on `hint`
+/// what it waits for.
+pub fn serve(settings: Settings, flags: Flags, env: Env, hint: &mut dyn Write) -> ExitCode {
+    if settings.config.user && settings.config.home.is_some() {
+        // Which variable gave the home folder (on Windows HOME may be
+        // passed over for USERPROFILE); none is already a warning.
+        tracing::info!("home folder: {}", env.home.describe());
+    }
+    if settings.serve.http.is_none() && std::io::stdin().is_terminal() {
+        let _ = writeln!(
+            hint,
+            "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
+        );
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::error!("cannot start the async runtime: {err}");
+            return ExitCode::Failure;
+        }
+    };
+    let stopped = runtime.block_on(run(settings, flags, env));
+    // Neither wait for blocking threads (a scan in progress has nothing to
+    // save) nor drop the tasks (the watcher would unwatch every folder one by
+    // one): the caller exits the process right after this.
+    std::mem::forget(runtime);
+    match stopped {
+        Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
+        Ok(Stop::StdoutClosed) => tracing::info!("client closed stdout; exiting"),
+        Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
+        Err(err) => {
+            tracing::error!("{err:#}");
+            return ExitCode::Failure;
+        }
+    }
+    ExitCode::Success
 }
 
 /// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives;

@@ -466,7 +466,7 @@ fn the_home_folder_and_where_it_came_from_are_said() {
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8(out.stderr).unwrap();
     let said = format!(
-        " INFO skillserve: home folder: {} (from HOME)\n",
+        " INFO skillserve::server: home folder: {} (from HOME)\n",
         fixture.home().display()
     );
     assert!(stderr.contains(&said), "{stderr}");
