@@ -497,3 +497,56 @@ fn an_admin_token_may_change_the_catalog_through_the_skills_app_and_a_reader_may
     assert!(text.contains("\"pdf\""), "{text}");
     server.wait_for_log("http token:lead app_disable 'pdf'");
 }
+
+#[test]
+fn every_accepted_algorithm_is_checked_against_the_issuers_keys() {
+    let issuer = Issuer::start();
+    let algorithms = [
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+    ];
+    for alg in algorithms {
+        issuer.add_key_for(alg, alg);
+    }
+    let fixture = files_fixture();
+    let mut args = FILES_ARGS.to_vec();
+    args.extend(["--oauth-issuer", &issuer.url, "--oauth-audience", AUDIENCE]);
+    let server = HttpServer::ready(&fixture, &args);
+    let status = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        let response = server.stateless(1, "tools/list", json!({}), &[("Authorization", &bearer)]);
+        (
+            response.status,
+            response.header("www-authenticate").map(str::to_owned),
+        )
+    };
+    for alg in algorithms {
+        let header = json!({"alg": alg, "typ": "JWT", "kid": alg});
+        let token = issuer.token_with_header(header, json!({"sub": alg}));
+        assert_eq!(status(&token), (200, None), "{alg}");
+        // The same signature over other claims.
+        let (head, rest) = token.split_once('.').unwrap();
+        let (_, signature) = rest.split_once('.').unwrap();
+        let other =
+            issuer.token_with_header(json!({"alg": alg, "kid": alg}), json!({"sub": "mallory"}));
+        let (_, other_rest) = other.split_once('.').unwrap();
+        let (other_payload, _) = other_rest.split_once('.').unwrap();
+        let forged = format!("{head}.{other_payload}.{signature}");
+        let (code, challenge) = status(&forged);
+        assert_eq!(code, 401, "{alg}");
+        assert!(
+            challenge
+                .unwrap()
+                .contains("error_description=\"the token's signature is invalid\""),
+            "{alg}"
+        );
+    }
+    // A key serves only the algorithm its JWK names: an RS256 key's
+    // signature claimed as PS256 is refused.
+    let rs256 = issuer.token_with_header(json!({"alg": "RS256", "kid": "RS256"}), json!({}));
+    let (_, rest) = rs256.split_once('.').unwrap();
+    let header = {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"alg":"PS256","kid":"RS256"}"#)
+    };
+    assert_eq!(status(&format!("{header}.{rest}")).0, 401);
+}

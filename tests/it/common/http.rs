@@ -395,10 +395,11 @@ pub fn read_until(stream: &mut TcpStream, needle: &str) -> String {
 }
 
 /// An OAuth issuer for the tests: its metadata and key set served from a
-/// loopback port, and ES256 keys to sign tokens with.
+/// loopback port, and keys to sign tokens with (ES256 unless added with
+/// another algorithm).
 pub struct Issuer {
     pub url: String,
-    keys: std::sync::Arc<std::sync::Mutex<Vec<(String, ring::signature::EcdsaKeyPair)>>>,
+    keys: std::sync::Arc<std::sync::Mutex<Vec<(String, SigningKey)>>>,
     /// How often the key set was fetched.
     fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -451,14 +452,14 @@ impl Issuer {
         issuer
     }
 
+    /// A new ES256 key.
     pub fn add_key(&self, kid: &str) {
-        use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
-        let random = ring::rand::SystemRandom::new();
-        let pkcs8 =
-            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random).unwrap();
-        let key =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
-                .unwrap();
+        self.add_key_for(kid, "ES256");
+    }
+
+    /// A new key for `alg`, published with it as its JWK's `alg`.
+    pub fn add_key_for(&self, kid: &str, alg: &'static str) {
+        let key = SigningKey::new(alg);
         self.keys.lock().unwrap().push((kid.to_owned(), key));
     }
 
@@ -502,10 +503,7 @@ impl Issuer {
         );
         let keys = self.keys.lock().unwrap();
         let key = &keys.iter().find(|(k, _)| k == kid).expect("a key").1;
-        let signature = key
-            .sign(&ring::rand::SystemRandom::new(), signed.as_bytes())
-            .unwrap();
-        format!("{signed}.{}", b64(signature.as_ref()))
+        format!("{signed}.{}", b64(&key.sign(signed.as_bytes())))
     }
 
     pub fn fetches(&self) -> usize {
@@ -513,15 +511,93 @@ impl Issuer {
     }
 }
 
+/// A test-only RSA key (PKCS#8): ring cannot make RSA keys.
+const RSA_KEY: &[u8] = include_bytes!("../../../fixtures/oauth/test-rsa-2048.pk8");
+
+/// A key of the test issuer, for one algorithm.
+pub struct SigningKey {
+    alg: &'static str,
+    key: Key,
+}
+
+enum Key {
+    Ec(ring::signature::EcdsaKeyPair),
+    Ed(ring::signature::Ed25519KeyPair),
+    Rsa(ring::signature::RsaKeyPair),
+}
+
+impl SigningKey {
+    fn new(alg: &'static str) -> SigningKey {
+        use ring::signature::{
+            ECDSA_P256_SHA256_FIXED_SIGNING, ECDSA_P384_SHA384_FIXED_SIGNING, EcdsaKeyPair,
+            Ed25519KeyPair, RsaKeyPair,
+        };
+        let random = ring::rand::SystemRandom::new();
+        let key = match alg {
+            "ES256" | "ES384" => {
+                let signing = if alg == "ES256" {
+                    &ECDSA_P256_SHA256_FIXED_SIGNING
+                } else {
+                    &ECDSA_P384_SHA384_FIXED_SIGNING
+                };
+                let pkcs8 = EcdsaKeyPair::generate_pkcs8(signing, &random).unwrap();
+                Key::Ec(EcdsaKeyPair::from_pkcs8(signing, pkcs8.as_ref(), &random).unwrap())
+            }
+            "EdDSA" => {
+                let pkcs8 = Ed25519KeyPair::generate_pkcs8(&random).unwrap();
+                Key::Ed(Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap())
+            }
+            _ => Key::Rsa(RsaKeyPair::from_pkcs8(RSA_KEY).unwrap()),
+        };
+        SigningKey { alg, key }
+    }
+
+    fn sign(&self, message: &[u8]) -> Vec<u8> {
+        use ring::signature;
+        let random = ring::rand::SystemRandom::new();
+        match &self.key {
+            Key::Ec(key) => key.sign(&random, message).unwrap().as_ref().to_vec(),
+            Key::Ed(key) => key.sign(message).as_ref().to_vec(),
+            Key::Rsa(key) => {
+                let padding: &'static dyn signature::RsaEncoding = match self.alg {
+                    "RS256" => &signature::RSA_PKCS1_SHA256,
+                    "RS384" => &signature::RSA_PKCS1_SHA384,
+                    "RS512" => &signature::RSA_PKCS1_SHA512,
+                    "PS256" => &signature::RSA_PSS_SHA256,
+                    "PS384" => &signature::RSA_PSS_SHA384,
+                    _ => &signature::RSA_PSS_SHA512,
+                };
+                let mut out = vec![0; key.public().modulus_len()];
+                key.sign(padding, &random, message, &mut out).unwrap();
+                out
+            }
+        }
+    }
+}
+
 /// The public JWK of `key`.
-fn jwk(kid: &str, key: &ring::signature::EcdsaKeyPair) -> serde_json::Value {
+fn jwk(kid: &str, key: &SigningKey) -> serde_json::Value {
     use base64::Engine;
     use ring::signature::KeyPair;
-    // `04 || x || y`.
-    let point = key.public_key().as_ref();
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-    serde_json::json!({
-        "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
-        "x": b64(&point[1..33]), "y": b64(&point[33..])
-    })
+    let mut jwk = match &key.key {
+        Key::Ec(pair) => {
+            // `04 || x || y`.
+            let point = pair.public_key().as_ref();
+            let half = (point.len() - 1) / 2;
+            let crv = if key.alg == "ES256" { "P-256" } else { "P-384" };
+            serde_json::json!({"kty": "EC", "crv": crv, "x": b64(&point[1..=half]), "y": b64(&point[1 + half..])})
+        }
+        Key::Ed(pair) => {
+            serde_json::json!({"kty": "OKP", "crv": "Ed25519", "x": b64(pair.public_key().as_ref())})
+        }
+        Key::Rsa(pair) => {
+            let public: ring::signature::RsaPublicKeyComponents<Vec<u8>> = pair.public().into();
+            serde_json::json!({"kty": "RSA", "n": b64(&public.n), "e": b64(&public.e)})
+        }
+    };
+    jwk["kid"] = kid.into();
+    jwk["alg"] = key.alg.into();
+    jwk["use"] = "sig".into();
+    jwk
 }
