@@ -165,6 +165,7 @@ impl Approvals {
 /// keeping everything else in it. An approval of the same digest is
 /// replaced, so approving twice leaves one entry.
 pub fn approve(file: &Path, approval: &Approval) -> Result<(), TrustError> {
+    let _editing = lock_editors(file)?;
     let (mut document, header) = editable(file)?;
     let tables = tables_mut(&mut document);
     let same_digest = tables
@@ -199,13 +200,21 @@ pub fn approve(file: &Path, approval: &Approval) -> Result<(), TrustError> {
 /// Removes every approval recorded under `name` (ignoring case) from
 /// `file`; returns them.
 pub fn revoke(file: &Path, name: &str) -> Result<Vec<Approval>, TrustError> {
-    let approvals = Approvals::read(file)?;
     let wanted = name.to_lowercase();
-    let removed: Vec<Approval> = approvals
-        .list
-        .into_iter()
-        .filter(|a| a.name.to_lowercase() == wanted)
-        .collect();
+    let named = |approvals: Approvals| -> Vec<Approval> {
+        approvals
+            .list
+            .into_iter()
+            .filter(|a| a.name.to_lowercase() == wanted)
+            .collect()
+    };
+    // Nothing to remove: no lock taken (and no lock file made).
+    if named(Approvals::read(file)?).is_empty() {
+        return Ok(Vec::new());
+    }
+    let _editing = lock_editors(file)?;
+    // Read again under the lock: another edit may have landed meanwhile.
+    let removed = named(Approvals::read(file)?);
     if removed.is_empty() {
         return Ok(removed);
     }
@@ -217,6 +226,14 @@ pub fn revoke(file: &Path, name: &str) -> Result<Vec<Approval>, TrustError> {
     });
     write(file, &format!("{header}{document}"))?;
     Ok(removed)
+}
+
+/// The lock of `file`'s editors, held from an edit's read to its write.
+fn lock_editors(file: &Path) -> Result<disk::EditLock, TrustError> {
+    disk::lock_editors(file).map_err(|source| TrustError::Write {
+        path: file.to_path_buf(),
+        source,
+    })
 }
 
 /// The text of `file`, or `None` when there is no such file.
@@ -262,25 +279,15 @@ fn tables_mut(document: &mut DocumentMut) -> &mut ArrayOfTables {
         .expect("made an array of tables above")
 }
 
-/// Writes `text` to `file` through a temporary file in the same folder and
-/// a rename, so that a reader (a running server) sees the old file or the
-/// new one, never half of one.
+/// Replaces `file` with `text` (`disk::write_atomic`): a reader (a running
+/// server) sees the old file or the new one, never half of one.
 fn write(file: &Path, text: &str) -> Result<(), TrustError> {
-    let failed = |source| TrustError::Write {
-        path: file.to_path_buf(),
-        source,
-    };
-    let folder = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder).map_err(failed)?;
-    let name = file
-        .file_name()
-        .map_or_else(|| FILE_NAME.into(), |n| n.to_string_lossy().into_owned());
-    let temporary = folder.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, file));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map_err(failed)
+    disk::write_atomic(file, text.as_bytes(), disk::NewFile::Shared).map_err(|source| {
+        TrustError::Write {
+            path: file.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// One `[[skill]]` table as an approval.

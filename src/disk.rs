@@ -7,6 +7,10 @@
 //! a huge file would fill memory. A skill's files are opened through
 //! the gate (`gate.rs`), which adds where they may be; a settings file through
 //! [`read_settings`]; anything else through [`open_regular`].
+//!
+//! Every file skillserve writes whole is replaced by [`write_atomic`], and
+//! an edit (read, change, write back) holds [`lock_editors`] throughout
+//! (`disk::write`).
 
 use std::borrow::Borrow;
 use std::fs::{File, Metadata};
@@ -16,6 +20,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::diagnostic::{Code, Finding};
+
+mod write;
+
+pub use write::{EditLock, NewFile, lock_editors, write_atomic};
 
 /// Identity of a file: device and inode. Two paths with the same identity are
 /// the same file or directory.

@@ -1191,7 +1191,7 @@ impl Record {
         for digest in digests {
             self.entries[digest].write_to(hex_of(digest), &mut text);
         }
-        write_atomically(path, text.as_bytes())
+        disk::write_atomic(path, text.as_bytes(), disk::NewFile::Shared)
     }
 }
 
@@ -1252,29 +1252,6 @@ impl StoreFolder {
         };
         fs::symlink_metadata(path).ok().map(|meta| Stamp::of(&meta))
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder,
-/// flushed to disk and renamed over `path`: a reader sees the old file or
-/// the new one, never a part, and a crash leaves the old one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |name| name.to_string_lossy().into_owned());
-    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@
 //! time.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -94,10 +93,15 @@ impl TokenFile {
             path: path.to_owned(),
             error,
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| TokenError::NotText {
+        TokenFile::decode(path, &bytes)
+    }
+
+    /// The token file `path` holds `bytes`.
+    fn decode(path: &Path, bytes: &[u8]) -> Result<TokenFile, TokenError> {
+        let text = std::str::from_utf8(bytes).map_err(|_| TokenError::NotText {
             path: path.to_owned(),
         })?;
-        TokenFile::parse(&text).map_err(|(line, reason)| TokenError::Line {
+        TokenFile::parse(text).map_err(|(line, reason)| TokenError::Line {
             path: path.to_owned(),
             line,
             reason,
@@ -199,17 +203,30 @@ pub fn line(label: &str, token: &str, admin: bool) -> String {
     out
 }
 
-/// Makes a new token labelled `label` (an admin token when `admin`),
-/// appends its hash to the token file at `path` (created, readable by its
-/// owner only, when missing) and returns the token, which is written
-/// nowhere.
+/// Makes a new token labelled `label` (an admin token when `admin`), adds
+/// its hash at the end of the token file at `path` (created, readable by
+/// its owner only, when missing) and returns the token, which is written
+/// nowhere. The file is replaced whole (`disk::write_atomic`: a server
+/// re-reading it never sees half a line), under the lock of its editors,
+/// so that two `token new` at once both land.
 pub fn add(path: &Path, label: &str, admin: bool) -> Result<String, TokenError> {
     check_label(label).map_err(|why| TokenError::Label(label.to_owned(), why))?;
-    let existing = if path.exists() {
-        TokenFile::read(path)?
-    } else {
-        TokenFile::default()
+    let write_error = |error| TokenError::Write {
+        path: path.to_owned(),
+        error,
     };
+    let _editing = disk::lock_editors(path).map_err(write_error)?;
+    let mut bytes = match disk::read_bytes(path, MAX_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(error) if error.is_gone() => Vec::new(),
+        Err(error) => {
+            return Err(TokenError::Read {
+                path: path.to_owned(),
+                error,
+            });
+        }
+    };
+    let existing = TokenFile::decode(path, &bytes)?;
     if existing.entries.iter().any(|known| known.label == label) {
         return Err(TokenError::Taken {
             path: path.to_owned(),
@@ -217,33 +234,13 @@ pub fn add(path: &Path, label: &str, admin: bool) -> Result<String, TokenError> 
         });
     }
     let token = generate()?;
-    let write_error = |error| TokenError::Write {
-        path: path.to_owned(),
-        error,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(write_error)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path).map_err(write_error)?;
     // A file whose last line has no line break gets one first.
-    let ends_open = std::fs::read(path)
-        .map(|bytes| bytes.last().is_some_and(|&b| b != b'\n'))
-        .unwrap_or(false);
-    let mut text = String::new();
-    if ends_open {
-        text.push('\n');
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        bytes.push(b'\n');
     }
-    text.push_str(&line(label, &token, admin));
-    text.push('\n');
-    file.write_all(text.as_bytes()).map_err(write_error)?;
-    file.sync_all().map_err(write_error)?;
+    bytes.extend_from_slice(line(label, &token, admin).as_bytes());
+    bytes.push(b'\n');
+    disk::write_atomic(path, &bytes, disk::NewFile::Private).map_err(write_error)?;
     Ok(token)
 }
 

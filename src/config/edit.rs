@@ -2,9 +2,10 @@
 //! from a `disabled` list of `config.toml` (the top level's, or a client
 //! profile's), keeping every comment, blank line and the layout of the rest
 //! (behaviour.md §17.2). The file is replaced in one rename, so a server
-//! watching it never reads half a file.
+//! watching it never reads half a file, and the edit holds the lock of the
+//! file's editors from the read to the rename, so that two edits at once
+//! (the CLI's and the app's) both land.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
@@ -50,6 +51,32 @@ pub fn set_disabled(
     client: Option<&str>,
     disable: bool,
 ) -> Result<Change, EditError> {
+    // Most calls find nothing to do: they read without the lock (a file is
+    // only ever replaced whole) and leave no lock file behind.
+    if new_text(path, name, client, disable)?.is_none() {
+        return Ok(Change::Unchanged);
+    }
+    let write_error = |error| EditError::Write {
+        path: path.to_path_buf(),
+        error,
+    };
+    let _editing = disk::lock_editors(path).map_err(write_error)?;
+    // Read again under the lock: another edit may have landed meanwhile.
+    let Some((text, created)) = new_text(path, name, client, disable)? else {
+        return Ok(Change::Unchanged);
+    };
+    disk::write_atomic(path, text.as_bytes(), disk::NewFile::Shared).map_err(write_error)?;
+    Ok(Change::Done { created })
+}
+
+/// The file's new text and whether it is a new file, or `None` when there
+/// is nothing to change.
+fn new_text(
+    path: &Path,
+    name: &str,
+    client: Option<&str>,
+    disable: bool,
+) -> Result<Option<(String, bool)>, EditError> {
     let (text, exists) = match disk::read_text(path, MAX_BYTES) {
         Ok(text) => (text, true),
         Err(ReadError::Io(err)) if disk::is_gone(&err) => (String::new(), false),
@@ -75,7 +102,7 @@ pub fn set_disabled(
         what: what.clone(),
     };
     let Some(table) = table_for(&mut document, client, disable) else {
-        return Ok(Change::Unchanged);
+        return Ok(None);
     };
     let position = |list: &Array| {
         list.iter().position(|v| {
@@ -89,24 +116,20 @@ pub fn set_disabled(
             .or_insert(Item::Value(Value::Array(Array::new())));
         let list = item.as_array_mut().ok_or_else(not_a_list)?;
         if position(list).is_some() {
-            return Ok(Change::Unchanged);
+            return Ok(None);
         }
         push_like_the_others(list, name);
     } else {
         let Some(item) = table.get_mut("disabled") else {
-            return Ok(Change::Unchanged);
+            return Ok(None);
         };
         let list = item.as_array_mut().ok_or_else(not_a_list)?;
         let Some(index) = position(list) else {
-            return Ok(Change::Unchanged);
+            return Ok(None);
         };
         remove_keeping_comments(list, index);
     }
-    write(path, &document.to_string()).map_err(|error| EditError::Write {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    Ok(Change::Done { created: !exists })
+    Ok(Some((document.to_string(), !exists)))
 }
 
 /// The table holding the `disabled` list to edit; with `create`, made when
@@ -184,30 +207,6 @@ fn remove_keeping_comments(list: &mut Array, index: usize) {
             list.set_trailing(format!("{before}{rest}"));
         }
     }
-}
-
-/// Writes `text` to a temporary file beside `path` and renames it over
-/// `path`, keeping the old file's permissions.
-fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or("config.toml".into(), |n| n.to_string_lossy());
-    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temporary, meta.permissions())?;
-        }
-        std::fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
 }
 
 #[cfg(test)]

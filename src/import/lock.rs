@@ -12,13 +12,14 @@
 //! skills it wrote itself.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::disk;
 
 /// The lock file's name in the output folder.
 pub const LOCK_FILE: &str = ".skillserve-import.json";
@@ -116,7 +117,8 @@ impl Lock {
             source: e.into(),
         })?;
         text.push('\n');
-        write_atomic(&path, text.as_bytes()).map_err(|source| LockError::Write { path, source })
+        disk::write_atomic(&path, text.as_bytes(), disk::NewFile::Shared)
+            .map_err(|source| LockError::Write { path, source })
     }
 }
 
@@ -171,23 +173,6 @@ fn canonical(value: &Value, out: &mut String) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a
-/// rename, so that a reader (a running `skillserve`, say) never sees half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    // Hidden, so that a scan in the meantime never looks at it.
-    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    let result = written.and_then(|()| std::fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use rmcp::model::Tool;
 use serde_json::Value;
 
 use crate::config::DEFAULT_MAX_FILE_BYTES;
+use crate::disk;
 use crate::exit_codes::ExitCode;
 use client::{Connection, Failure};
 use generate::GENERATED_BY;
@@ -471,8 +472,7 @@ fn is_generated(folder: &Path) -> bool {
 
 fn write_skill(folder: &Path, text: &str) -> Result<(), ImportError> {
     let file = folder.join("SKILL.md");
-    std::fs::create_dir_all(folder)
-        .and_then(|()| lock::write_atomic(&file, text.as_bytes()))
+    disk::write_atomic(&file, text.as_bytes(), disk::NewFile::Shared)
         .map_err(|source| ImportError::Write { path: file, source })
 }
 

@@ -102,20 +102,22 @@ impl LockFile {
     }
 
     /// Writes the lock atomically, unless the file changed since it was
-    /// read.
+    /// read. The editors' lock is held from the check to the rename, so
+    /// that of two commands that read the same lock, one writes and the
+    /// other is told to run again.
     pub fn save(&self) -> Result<(), SourceError> {
+        let io = |source| SourceError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let _editing = disk::lock_editors(&self.path).map_err(io)?;
         if read(&self.path)? != self.read_as {
             return Err(SourceError::Usage(format!(
                 "{} changed while this command ran (another skillserve?); nothing was written: run the command again",
                 self.path.display()
             )));
         }
-        installed::write_atomically(&self.path, self.text().as_bytes()).map_err(|source| {
-            SourceError::Io {
-                path: self.path.clone(),
-                source,
-            }
-        })
+        disk::write_atomic(&self.path, self.text().as_bytes(), disk::NewFile::Shared).map_err(io)
     }
 }
 

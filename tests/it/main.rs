@@ -31,3 +31,4 @@ mod settings;
 mod sources;
 mod standards;
 mod trust;
+mod writes;
