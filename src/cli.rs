@@ -200,6 +200,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open the skills app in your browser: a loopback server with a one-time token; it stops a minute after the page is closed, or on Ctrl-C.
+    Ui {
+        /// Only print the page's address (with its token) instead of opening the browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Write a folder of skills as an Agent Skills discovery index for a static web host.
     Publish {
         /// The folder that holds the skills (like a --skills-dir).
@@ -264,6 +270,7 @@ impl Command {
             Command::Update(_) => Some("update"),
             Command::Remove { .. } => Some("remove"),
             Command::Sources { .. } => Some("sources"),
+            Command::Ui { .. } => Some("ui"),
             Command::Publish { .. } => Some("publish"),
             Command::Token(_) => Some("token"),
         }
@@ -860,6 +867,7 @@ impl Cli {
             max_connections: serve
                 .max_connections
                 .map_or(DEFAULT_MAX_CONNECTIONS, |n| n as usize),
+            launch: None,
         };
         if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
             return Err(UsageError::NoAuth(addr));
@@ -892,7 +900,10 @@ impl Cli {
             }
             return parse_filter(what, value);
         }
-        let serving = matches!(self.command, None | Some(Command::Serve(_)));
+        let serving = matches!(
+            self.command,
+            None | Some(Command::Serve(_) | Command::Ui { .. })
+        );
         let quiet = Targets::new().with_default(LevelFilter::WARN);
         Ok(if serving {
             quiet.with_target("skillserve", LevelFilter::INFO)

@@ -70,6 +70,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None | Some(Command::Serve(_)) => {
             return Ok(server::serve(settings, cli.flags(), env, &mut io::stderr()));
         }
+        Some(Command::Ui { no_open }) => {
+            return Ok(server::ui(
+                settings,
+                cli.flags(),
+                env,
+                !*no_open,
+                &mut io::stdout(),
+            ));
+        }
         Some(command) => command,
     };
     let stdin = io::stdin();
@@ -81,7 +90,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let code = match command {
         // It must not hold stdin or stdout locked, so it returned above.
-        Command::Serve(_) => unreachable!("`serve` is run before the console is set up"),
+        Command::Serve(_) | Command::Ui { .. } => {
+            unreachable!("`serve` and `ui` are run before the console is set up")
+        }
         Command::List {
             description: true,
             client,

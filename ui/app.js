@@ -449,6 +449,7 @@
 
   async function loadCatalog(more) {
     const seq = ++state.seq;
+    state.loading = true;
     const args = { offset: more ? state.rows.length : 0, limit: PAGE };
     for (const [k, v] of Object.entries(state.query)) if (v) args[k] = v;
     let page;
@@ -461,6 +462,7 @@
     state.rows = more ? state.rows.concat(page.rows) : page.rows;
     state.matched = page.matched;
     drawRows(more ? page.rows : null);
+    state.loading = false;
   }
 
   function drawRows(appended) {
@@ -643,8 +645,25 @@
     host.scrollIntoView({ block: "nearest" });
   }
 
+  // A question answered on the page itself: a host's sandbox may not allow
+  // the browser's own dialogs.
+  function ask(question) {
+    return new Promise((resolve) => {
+      const done = (answer) => {
+        box.remove();
+        resolve(answer);
+      };
+      const yes = el("button", { class: "primary", onclick: () => done(true) }, "Yes");
+      const box = el("div", { class: "notice", role: "alertdialog", "aria-label": question }, question, " ", yes, " ", el("button", { onclick: () => done(false) }, "Cancel"));
+      const actions = root().querySelector(".actions");
+      if (actions) actions.after(box);
+      else root().prepend(box);
+      yes.focus();
+    });
+  }
+
   async function act(tool, args, question, then) {
-    if (question && !window.confirm(question)) return;
+    if (question && !(await ask(question))) return;
     try {
       const done = await change(tool, args);
       state.overview = await call("app_overview", {});
@@ -860,6 +879,11 @@
         sessionStorage.setItem(TOKEN_KEY, fragment.get("token"));
         history.replaceState(null, "", location.pathname + location.search);
       }
+      // A sign of life while the page is open: `skillserve ui` stops a
+      // minute after the last one.
+      setInterval(() => {
+        if (token()) httpCall("tools/list", {}).catch(() => {});
+      }, 20000);
     }
     start();
   }

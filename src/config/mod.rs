@@ -194,14 +194,26 @@ pub struct HttpOptions {
     /// `--max-connections`: open connections at most (each is a file
     /// descriptor).
     pub max_connections: usize,
+    /// `skillserve ui`: the one person's server of the skills app.
+    pub launch: Option<Launch>,
 }
 
 impl HttpOptions {
     /// Whether requests must carry credentials: they must when any are
     /// configured.
     pub fn authenticates(&self) -> bool {
-        self.tokens.is_some() || self.oauth.is_some()
+        self.tokens.is_some() || self.oauth.is_some() || self.launch.is_some()
     }
+}
+
+/// `skillserve ui`: a loopback server for the person who started it, with
+/// a token of its own (never written anywhere) that may change anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// The one token the server accepts; it grants admin.
+    pub token: String,
+    /// Open the page in the browser (else only print its address).
+    pub open: bool,
 }
 
 /// An OAuth 2.1 authorization server whose JWT access tokens the server

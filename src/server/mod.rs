@@ -53,6 +53,8 @@ pub enum Stop {
     /// stdout closed: nobody reads the answers any more.
     StdoutClosed,
     Signal(&'static str),
+    /// `skillserve ui`: its page has been closed for a minute.
+    PageClosed,
 }
 
 /// `skillserve` and `skillserve serve`: runs the server ([`run`]) on a
@@ -90,12 +92,108 @@ pub fn serve(settings: Settings, flags: Flags, env: Env, hint: &mut dyn Write) -
         Ok(Stop::Eof) => tracing::info!("client closed stdin; exiting"),
         Ok(Stop::StdoutClosed) => tracing::info!("client closed stdout; exiting"),
         Ok(Stop::Signal(signal)) => tracing::info!("received {signal}; exiting"),
+        Ok(Stop::PageClosed) => {
+            tracing::info!("the skills app's page has been closed for a minute; exiting");
+        }
         Err(err) => {
             tracing::error!("{err:#}");
             return ExitCode::Failure;
         }
     }
     ExitCode::Success
+}
+
+/// `skillserve ui`: the skills app on a free loopback port, for the person
+/// who runs it: a one-time token that may change anything, handed to the
+/// browser in the URL's fragment (which no server ever sees, so it reaches
+/// no log); the address is written on `out`, and opened with the
+/// platform's opener when `open`. The server stops a minute after the page
+/// is closed ([`Stop::PageClosed`]).
+pub fn ui(
+    mut settings: Settings,
+    flags: Flags,
+    env: Env,
+    open: bool,
+    out: &mut dyn Write,
+) -> ExitCode {
+    let token = match crate::tokens::generate() {
+        Ok(token) => token,
+        Err(err) => {
+            tracing::error!("{err}");
+            return ExitCode::Failure;
+        }
+    };
+    // A free port, asked of the OS; the server binds it right after.
+    let addr = match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+        Ok(addr) => addr,
+        Err(err) => {
+            tracing::error!("cannot find a free port on 127.0.0.1: {err}");
+            return ExitCode::Failure;
+        }
+    };
+    settings.serve.http = Some(crate::config::HttpOptions {
+        addr,
+        tokens: None,
+        oauth: None,
+        allowed_origins: Vec::new(),
+        public_url: None,
+        metrics: false,
+        max_sessions: crate::config::DEFAULT_MAX_SESSIONS,
+        max_connections: crate::config::DEFAULT_MAX_CONNECTIONS,
+        session_idle: std::time::Duration::from_secs(crate::config::DEFAULT_SESSION_IDLE_SECS),
+        launch: Some(crate::config::Launch {
+            token: token.clone(),
+            open,
+        }),
+    });
+    let url = format!("http://{addr}/#token={token}");
+    let _ = writeln!(out, "The skills app: {url}");
+    let _ = writeln!(
+        out,
+        "(It stops a minute after the page is closed, or on Ctrl-C.)"
+    );
+    let _ = out.flush();
+    if open {
+        std::thread::spawn(move || {
+            // Once the server listens, so that the page's first load works.
+            for _ in 0..100 {
+                if std::net::TcpStream::connect(addr).is_ok() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            if let Err(err) = open_browser(&url) {
+                tracing::warn!("could not open a browser ({err}): open the address above yourself");
+            }
+        });
+    }
+    serve(settings, flags, env, &mut std::io::sink())
+}
+
+/// Opens `url` in the user's browser with the platform's own opener.
+fn open_browser(url: &str) -> std::io::Result<()> {
+    let mut command = if cfg!(target_os = "macos") {
+        std::process::Command::new("open")
+    } else if cfg!(windows) {
+        let mut command = std::process::Command::new("cmd");
+        command.args(["/C", "start", ""]);
+        command
+    } else {
+        std::process::Command::new("xdg-open")
+    };
+    let status = command
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "the opener exited with {status}"
+        )))
+    }
 }
 
 /// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives;

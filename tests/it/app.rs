@@ -496,3 +496,121 @@ fn over_http_the_page_is_at_the_root_and_a_change_needs_an_admin_token() {
     assert!(!fixture.path("home/.config/skillserve/config.toml").exists());
     server.wait_for_log("http token:reader app_disable 'pdf': refused");
 }
+
+/// `skillserve ui --no-open` in `fixture`: the process, the page's address
+/// and its token.
+fn launch(fixture: &Fixture) -> (std::process::Child, String, String) {
+    use std::io::BufRead;
+    let mut child = fixture
+        .command(&["ui", "--no-open", "--project-dir", "repo", "--no-plugins"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
+    // Keep reading: a closed pipe would end the server at its next line.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .strip_prefix("The skills app: ")
+        .unwrap_or_else(|| panic!("{first}"))
+        .trim()
+        .to_owned();
+    let (base, token) = url.split_once("/#token=").unwrap();
+    (child, base.to_owned(), token.to_owned())
+}
+
+/// A stateless tools/call of `name` to `base`/mcp with `token`, as the page
+/// sends it: the status and the answer.
+fn page_call(base: &str, token: &str, name: &str, arguments: Value) -> (u16, Value) {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": name, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "skillserve-app", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+                }
+            }
+        }
+    })
+    .to_string();
+    let addr = base.strip_prefix("http://").unwrap();
+    let mut stream = None;
+    for _ in 0..200 {
+        if let Ok(s) = std::net::TcpStream::connect(addr) {
+            stream = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let mut stream = stream.expect("the server listens");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    std::io::Write::write_all(&mut stream, request.as_bytes()).unwrap();
+    let response = crate::common::http::read_response(&mut stream);
+    let answer = serde_json::from_str(&response.body).unwrap_or(Value::Null);
+    (response.status, answer)
+}
+
+#[test]
+fn skillserve_ui_serves_the_app_with_a_one_time_token_that_may_change_things() {
+    let fixture = fixture();
+    let (mut child, base, token) = launch(&fixture);
+    assert!(token.starts_with("ss_") && token.len() == 46, "{token}");
+    // Until the first scan is done /mcp answers 503; wait for the answer.
+    let mut overview = (503, Value::Null);
+    for _ in 0..200 {
+        overview = page_call(&base, &token, "app_overview", json!({}));
+        if overview.0 == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let result = &overview.1["result"]["structuredContent"];
+    assert_eq!(result["changes"], json!({"rule": "admin", "allowed": true}));
+    // The person's project is served: its quarantined skill is in the catalog.
+    assert_eq!(result["facets"]["statuses"]["quarantined"], 1);
+
+    let (status, wrong) = page_call(&base, "ss_wrong", "app_overview", json!({}));
+    assert_eq!(status, 401, "{wrong}");
+
+    let (_, done) = page_call(&base, &token, "app_disable", json!({"name": "pdf"}));
+    assert_eq!(
+        done["result"]["structuredContent"]["changed"], true,
+        "{done}"
+    );
+    let config =
+        std::fs::read_to_string(fixture.path("home/.config/skillserve/config.toml")).unwrap();
+    assert!(config.contains("disabled = [\"pdf\"]"), "{config}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+#[ignore = "slow: waits the minute after which `skillserve ui` stops"]
+fn skillserve_ui_stops_a_minute_after_its_page_is_gone() {
+    let fixture = fixture();
+    let (mut child, base, token) = launch(&fixture);
+    let mut status = 503;
+    for _ in 0..200 {
+        status = page_call(&base, &token, "app_overview", json!({})).0;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert_eq!(status, 200);
+    let asked = std::time::Instant::now();
+    let exited = crate::common::wait_for_exit(&mut child, std::time::Duration::from_secs(90))
+        .expect("it stops by itself");
+    assert!(exited.success());
+    let waited = asked.elapsed();
+    assert!(waited >= std::time::Duration::from_secs(60), "{waited:?}");
+}

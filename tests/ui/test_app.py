@@ -184,6 +184,79 @@ def shoot(page, name):
         page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=False)
 
 
+APPHOST = ROOT / "target" / "ui-tests" / "apphost"
+
+
+def apps_host(browser, base, home, repo):
+    """The MCP Apps path: a host built on the official SDK's AppBridge
+    (tests/ui/apphost, installed by run.sh) talks to `skillserve` over
+    stdio through the SDK's client, and renders the app in a sandboxed
+    iframe behind a sandbox proxy on another origin."""
+    env = dict(environment(base, home))
+    env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+    bridge = subprocess.Popen(
+        ["node", str(APPHOST / "bridge.mjs"), str(BINARY), "--project-dir", str(repo), "--no-plugins"],
+        env=env, cwd=base, stdout=subprocess.PIPE, stderr=open(base / "bridge.log", "w"), text=True,
+    )
+    try:
+        line = bridge.stdout.readline().split()
+        if not line or line[0] != "listening":
+            raise SystemExit("the test host did not start:\n" + (base / "bridge.log").read_text())
+        port, sandbox_port = line[1], line[2]
+        context = browser.new_context(viewport={"width": 1100, "height": 900}, color_scheme="light")
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{port}/?sandbox={sandbox_port}")
+        page.wait_for_selector("#log:text('ready')")
+        opened = page.evaluate("window.host.open('light')")
+        tools = {t["name"]: t for t in opened["tools"]}
+        check("the host lists manage_skills for the model", "manage_skills" in tools and not tools["manage_skills"]["appOnly"]
+              and tools["manage_skills"]["ui"]["resourceUri"] == "ui://skillserve/app.html")
+        check("every app tool is app-only", all(t["appOnly"] for n, t in tools.items() if n.startswith("app_")))
+        view = page.frame_locator("#frame iframe").frame_locator("iframe")
+        view.locator("table.catalog tbody tr").first.wait_for()
+        check("the app renders in the sandboxed iframe", view.locator("tr:has-text('sync') .badge.quarantined").count() == 1)
+        check("the app reports its size to the host", len(page.evaluate("window.host.state.sizes")) > 0)
+
+        # The model's calls (no View, so no nonce) are refused.
+        for args in [{"name": "pdf"}, {"name": "pdf", "nonce": "0" * 64}]:
+            made_up = page.evaluate("([n, a]) => window.host.modelCall(n, a)", ["app_disable", args])
+            check(f"a change with {'a wrong' if 'nonce' in args else 'no'} nonce is refused",
+                  made_up.get("isError") is True and made_up["structuredContent"]["error"]["code"] == "forbidden", json.dumps(made_up))
+        check("the refused change wrote nothing", not (home / ".config" / "skillserve" / "config.toml").exists())
+
+        # An app action: trust the quarantined project skill, after review.
+        view.locator("nav.tabs button:text-is('Quarantine')").click()
+        view.locator("button.link:text-is('sync')").click()
+        view.locator(".finding.error pre").first.wait_for()
+        shoot(page, "host-quarantine")
+        view.locator("button:text-is('Trust this version')").click()
+        view.locator("[role=alertdialog] button:text-is('Yes')").click()
+        view.locator(".notice.ok").wait_for()
+        check("trusting from the app approves the skill", "Approved sync" in view.locator(".notice.ok").inner_text()
+              and (home / ".config" / "skillserve" / "trusted.toml").exists())
+        served = page.evaluate("window.host.modelCall('skill', {name: 'sync'})")
+        check("the trusted skill is served", served.get("isError") is not True, json.dumps(served)[:300])
+        # Disable it for one client from the skill's page.
+        view.locator(".actions select").select_option("cursor")
+        view.locator(".actions button:text-is('Disable')").click()
+        view.locator(".notice.ok:has-text('Disabled')").wait_for()
+        config = (home / ".config" / "skillserve" / "config.toml").read_text()
+        check("disabling for one client from the app edits config.toml", "[clients.cursor]" in config and '"sync"' in config, config)
+        check("the app's calls went through the bridge", "app_trust" in page.evaluate("window.host.state.calls"))
+        teardown = page.evaluate("window.host.teardown()")
+        check("the app answers teardown", teardown == {}, json.dumps(teardown))
+        check("the host page and the app raised no script error", not errors, str(errors))
+        context.close()
+    finally:
+        bridge.send_signal(signal.SIGTERM)
+        try:
+            bridge.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            bridge.kill()
+
+
 def main():
     base = pathlib.Path(tempfile.mkdtemp(prefix="skillserve-ui-"))
     home, repo = make_home(base)
@@ -332,6 +405,7 @@ def main():
             shoot(zoomed_page, "catalog-zoom200")
             zoomed.close()
             check("the page raised no script error", not errors, str(errors))
+            apps_host(browser, base, home, repo)
             print(f"(browser part took {time.monotonic() - started:.1f} s)")
             browser.close()
     except Exception:

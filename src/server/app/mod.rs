@@ -319,7 +319,10 @@ impl App {
         }
         let for_catalog = Arc::clone(served);
         let catalog = tokio::task::spawn_blocking(move || {
-            Arc::new(Catalog::new(&for_catalog.snapshot, &for_catalog.profiles))
+            let catalog = Arc::new(Catalog::new(&for_catalog.snapshot, &for_catalog.profiles));
+            // One decision per client column was made and dropped.
+            crate::memory::release_free_memory();
+            catalog
         })
         .await
         .unwrap_or_else(|err| std::panic::resume_unwind(err.into_panic()));

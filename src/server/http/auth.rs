@@ -32,6 +32,8 @@ const RELOAD_EVERY: Duration = Duration::from_secs(2);
 pub struct Auth {
     tokens: Option<Arc<TokenStore>>,
     oauth: Option<Verifier>,
+    /// `skillserve ui`'s own token, by its SHA-256.
+    launch: Option<[u8; 32]>,
 }
 
 /// Who made a request: logged with it, and the owner of the sessions it
@@ -44,6 +46,8 @@ pub enum Who {
     Token(String),
     /// An OAuth access token, by its subject.
     Subject(String),
+    /// The token `skillserve ui` was started with: the person who started it.
+    Launch,
 }
 
 impl std::fmt::Display for Who {
@@ -52,6 +56,7 @@ impl std::fmt::Display for Who {
             Who::Anyone => f.write_str("-"),
             Who::Token(label) => write!(f, "token:{label}"),
             Who::Subject(subject) => write!(f, "oauth:{}", crate::text::printable(subject)),
+            Who::Launch => f.write_str("ui"),
         }
     }
 }
@@ -124,12 +129,16 @@ impl Auth {
         Ok(Auth {
             tokens,
             oauth: http.oauth.clone().map(Verifier::new),
+            launch: http
+                .launch
+                .as_ref()
+                .map(|launch| tokens::sha256(&launch.token)),
         })
     }
 
     /// Whether requests need credentials.
     pub fn required(&self) -> bool {
-        self.tokens.is_some() || self.oauth.is_some()
+        self.tokens.is_some() || self.oauth.is_some() || self.launch.is_some()
     }
 
     /// The OAuth issuer, when tokens of one are accepted.
@@ -163,6 +172,18 @@ impl Auth {
             return Ok((caller, Lease::Forever));
         }
         let token = bearer(headers).ok_or(Denied::Missing)?;
+        if let Some(launch) = &self.launch {
+            use subtle::ConstantTimeEq;
+            return if bool::from(tokens::sha256(token).ct_eq(launch)) {
+                let caller = Caller {
+                    who: Who::Launch,
+                    admin: true,
+                };
+                Ok((caller, Lease::Forever))
+            } else {
+                Err(Denied::Invalid("the token is not valid".to_owned()))
+            };
+        }
         let is_ours = token.starts_with(tokens::PREFIX);
         if let Some(store) = &self.tokens
             && (is_ours || self.oauth.is_none())

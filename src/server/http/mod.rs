@@ -18,6 +18,7 @@
 pub mod auth;
 mod connections;
 mod jws;
+mod launch;
 mod metrics;
 mod oauth;
 mod origin;
@@ -100,6 +101,8 @@ struct State {
     connections: Arc<Connections>,
     /// Cancelled to end every session and SSE stream.
     stop_mcp: CancellationToken,
+    /// `skillserve ui`: when its page last asked something.
+    activity: Option<launch::Activity>,
 }
 
 /// Serves MCP over HTTP on `options.http`'s address until SIGINT or SIGTERM.
@@ -120,6 +123,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     );
     auth.start();
     let max_connections = http.max_connections;
+    let activity = http.launch.as_ref().map(|_| launch::Activity::new());
     let state = Arc::new(State {
         origins: Origins::new(&http.allowed_origins, local.ip().is_loopback()),
         sessions: Arc::new(Sessions::new(http.max_sessions, http.session_idle)),
@@ -131,13 +135,21 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         in_flight: watch::Sender::new(0),
         connections: Arc::new(Connections::new(max_connections)),
         stop_mcp: CancellationToken::new(),
+        activity,
     });
     tokio::spawn(start(Arc::clone(&state), settings, flags, env, local));
 
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let stopping = CancellationToken::new();
     let mut accept_failed = false;
-    let signal = loop {
+    let closed = async {
+        match &state.activity {
+            Some(activity) => activity.closed(launch::CLOSED_FOR).await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut closed = std::pin::pin!(closed);
+    let stopped = loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -150,14 +162,15 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
                     continue;
                 }
             },
-            signal = &mut shutdown => break signal,
+            signal = &mut shutdown => break Stop::Signal(signal),
+            () = &mut closed => break Stop::PageClosed,
         };
         accept_failed = false;
         // At the cap, a connection waiting for nothing makes room, or this
         // one waits (and no other is accepted meanwhile).
         let slot = tokio::select! {
             slot = state.connections.admit() => slot,
-            signal = &mut shutdown => break signal,
+            signal = &mut shutdown => break Stop::Signal(signal),
         };
         let _ = stream.set_nodelay(true);
         tokio::spawn(connection(
@@ -170,7 +183,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     };
     drop(listener);
     stop(&state, &stopping).await;
-    Ok(Stop::Signal(signal))
+    Ok(stopped)
 }
 
 /// Stops after a signal: no new requests, those in flight answered (for up
@@ -284,6 +297,9 @@ pub(crate) fn app_caller(
 /// The log line's account of who may connect.
 fn describe_auth(http: &HttpOptions, local: SocketAddr) -> String {
     let mut ways = Vec::new();
+    if http.launch.is_some() {
+        ways.push("the one-time token of `skillserve ui`".to_owned());
+    }
     if let Some(path) = &http.tokens {
         ways.push(format!("bearer tokens from {}", path.display()));
     }
@@ -462,6 +478,9 @@ async fn mcp(
         Err(denied) => return unauthorized(state, request.headers(), &denied),
     };
     entry.who = caller.who.clone();
+    if let Some(activity) = &state.activity {
+        activity.touch();
+    }
     // A session is answered only to whoever opened it; to anyone else, and
     // to a DELETE of a session that is not open, as if it did not exist.
     if let Some(id) = request

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The skills app at N skills (default 10,000) in headless Chromium.
+
+    target/ui-tests/venv/bin/python benches/app.py [N] [--keep]
+
+(bash tests/ui/run.sh installs Chromium and the venv; build first with
+`cargo build --release`.) Generates a corpus with benches/make_corpus.py
+under target/tmp, starts `skillserve serve --http` on loopback (release
+build), and reports:
+
+- first paint of the catalog: from navigation start to the first rows in
+  the DOM (the page's own clock), median of 5 loads;
+- each keystroke of a search: from the key press to the summary line
+  showing that query's results, median and worst over the keystrokes of a
+  few words typed letter by letter;
+- the page's JS heap (CDP Performance.getMetrics, JSHeapUsedSize) after
+  the catalog was scrolled through 1,000 rows;
+- the server's RSS settled before any page was opened and after the app
+  was used (VmRSS).
+
+Prints the load (uptime) beside the timings.
+"""
+
+import os
+import pathlib
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BINARY = ROOT / "target" / "release" / "skillserve"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def main():
+    n = int(next((a for a in sys.argv[1:] if a.isdigit()), "10000"))
+    corpus = ROOT / "target" / "tmp" / f"app-corpus-{n}"
+    if not corpus.exists():
+        subprocess.run([sys.executable, str(ROOT / "benches" / "make_corpus.py"), str(corpus), str(n), "--seed", "1"], check=True,
+                       stdout=subprocess.DEVNULL)
+    home = ROOT / "target" / "tmp" / "app-home"
+    home.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "SKILLSERVE_LOG": "warn"}
+    server = subprocess.Popen([str(BINARY), "serve", "--http", f"127.0.0.1:{port}", "--skills-dir", str(corpus),
+                               "--no-user", "--no-project", "--no-plugins"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                time.sleep(0.05)
+        time.sleep(3)
+        rss_before = rss_kib(server.pid)
+        print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1200, "height": 800})
+            paints = []
+            for _ in range(5):
+                page.goto(url + "/")
+                page.wait_for_selector("table.catalog tbody tr")
+                paints.append(page.evaluate("performance.now()"))
+            print(f"first paint of the catalog at {n} skills: median {statistics.median(paints):.0f} ms "
+                  f"(of {', '.join(f'{x:.0f}' for x in paints)})")
+            search = page.locator("input[type=search]")
+            keystrokes = []
+            for word in ["pdf", "spreadsheet", "deploy", "translate"]:
+                search.fill("")
+                time.sleep(0.3)
+                typed = ""
+                for ch in word:
+                    typed += ch
+                    start = time.perf_counter()
+                    page.keyboard.type(ch)
+                    # The results are in when the page has drawn the rows of
+                    # the query typed so far (it drops answers to older ones).
+                    deadline = start + 5
+                    while time.perf_counter() < deadline:
+                        if page.evaluate("window.skillserveApp.state.query.query") == typed and \
+                                not page.evaluate("window.skillserveApp.state.loading"):
+                            break
+                        time.sleep(0.002)
+                    keystrokes.append((time.perf_counter() - start) * 1000)
+            print(f"search keystroke to results: median {statistics.median(keystrokes):.1f} ms, "
+                  f"worst {max(keystrokes):.1f} ms over {len(keystrokes)} keystrokes")
+            search.fill("")
+            time.sleep(0.5)
+            for _ in range(9):
+                button = page.locator("#more button")
+                if button.count() == 0:
+                    break
+                button.click()
+                time.sleep(0.2)
+            rows = page.locator("table.catalog tbody tr").count()
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            cdp.send("HeapProfiler.collectGarbage")
+            metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+            print(f"page JS heap with {rows} rows: {metrics['JSHeapUsedSize'] / 1e6:.1f} MB "
+                  f"(nodes {int(metrics['Nodes'])})")
+            browser.close()
+        rss_after = rss_kib(server.pid)
+        print(f"server RSS: {rss_before / 1024:.1f} MiB before the app, {rss_after / 1024:.1f} MiB after "
+              f"({(rss_after / rss_before - 1) * 100:+.1f}%)")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
