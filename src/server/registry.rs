@@ -486,6 +486,13 @@ impl Registry {
     /// The settings to refresh with, and whether they were just read again
     /// from a changed `config.toml`. Settings that only take effect at
     /// start-up keep their values, with a warning.
+    /// The settings as the flags, the environment and the file give them
+    /// now, read afresh (for a command run by the server, such as the
+    /// skills app's `enable`, that says what still hides a skill).
+    pub fn load_settings(&self) -> Result<Settings, crate::config::SettingsError> {
+        settings::load(&self.flags, &self.env)
+    }
+
     fn reload_settings(&self) -> (Arc<Settings>, bool) {
         let mut current = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
         let file = settings_file_stamp(&current.settings);

@@ -614,3 +614,44 @@ fn skillserve_ui_stops_a_minute_after_its_page_is_gone() {
     let waited = asked.elapsed();
     assert!(waited >= std::time::Duration::from_secs(60), "{waited:?}");
 }
+
+#[tokio::test]
+async fn the_app_and_the_cli_editing_config_toml_at_once_lose_neither_change() {
+    let fixture = fixture();
+    let server = Server::start_ui(fixture.command(ARGS), false).await;
+    let (nonce, _) = render(&server).await;
+    let cli = {
+        let commands: Vec<std::process::Command> = (0..10)
+            .map(|i| fixture.command(&["disable", &format!("cli-{i}")]))
+            .collect();
+        std::thread::spawn(move || {
+            for mut command in commands {
+                let out = command.output().unwrap();
+                assert!(out.status.success(), "{out:?}");
+            }
+        })
+    };
+    for i in 0..10 {
+        let done = call(
+            &server,
+            "app_disable",
+            json!({"name": format!("app-{i}"), "nonce": nonce}),
+        )
+        .await;
+        assert_eq!(structured(&done)["changed"], true);
+    }
+    cli.join().unwrap();
+    let config =
+        std::fs::read_to_string(fixture.path("home/.config/skillserve/config.toml")).unwrap();
+    for i in 0..10 {
+        assert!(
+            config.contains(&format!("\"app-{i}\"")),
+            "app-{i} lost:\n{config}"
+        );
+        assert!(
+            config.contains(&format!("\"cli-{i}\"")),
+            "cli-{i} lost:\n{config}"
+        );
+    }
+    server.stop().await;
+}

@@ -580,45 +580,60 @@ impl App {
         let registry_for_work = Arc::clone(registry);
         let done = match name {
             "app_enable" | "app_disable" => {
-                let disable = name == "app_disable";
-                let client = text_argument("client");
-                let Some(location) = settings.location.clone() else {
-                    return Err(
-                        "there is no config folder (HOME is not set): name a settings file with --config".to_owned(),
-                    );
+                use crate::commands::{Switch, ToggleRequest};
+                let switch = if name == "app_disable" {
+                    Switch::Disable
+                } else {
+                    Switch::Enable
                 };
-                let skill = skill.clone();
+                let client = text_argument("client");
+                let served = registry.current();
                 tokio::task::spawn_blocking(move || {
-                    let change = crate::config::edit::set_disabled(
-                        &location.path,
-                        &skill,
-                        client.as_deref(),
-                        disable,
-                    )
-                    .map_err(|err| err.to_string())?;
-                    let changed = matches!(change, crate::config::edit::Change::Done { .. });
-                    let scope = match &client {
+                    let request = ToggleRequest {
+                        switch,
+                        name: &skill,
+                        client: client.as_deref(),
+                    };
+                    // The CLI's own `enable` / `disable`.
+                    let toggled =
+                        crate::commands::toggle(&settings, &served.snapshot, &request, &|| {
+                            registry_for_work.load_settings()
+                        })
+                        .map_err(|err| err.to_string())?;
+                    let changed = toggled.change != crate::config::edit::Change::Unchanged;
+                    let scope = match &toggled.client {
                         None => "for every client".to_owned(),
                         Some(glob) => format!("in [clients.{}]", crate::config::file::quoted(glob)),
                     };
-                    let verb = if disable { "Disabled" } else { "Enabled" };
-                    let text = if changed {
-                        format!("{verb} '{skill}' {scope} in {}.", location.path.display())
-                    } else {
-                        format!(
-                            "'{skill}' is {} disabled {scope} in {}; nothing changed.",
-                            if disable { "already" } else { "not" },
-                            location.path.display()
-                        )
+                    let disable = switch == Switch::Disable;
+                    let file = toggled.path.display();
+                    let text = match (changed, disable) {
+                        (true, true) => format!("Disabled '{}' {scope} in {file}.", toggled.name),
+                        (true, false) => format!("Enabled '{}' {scope} in {file}.", toggled.name),
+                        (false, true) => format!(
+                            "'{}' is already disabled {scope} in {file}; nothing changed.",
+                            toggled.name
+                        ),
+                        (false, false) => format!(
+                            "'{}' is not disabled {scope} in {file}; nothing changed.",
+                            toggled.name
+                        ),
                     };
+                    let still_hidden: Vec<Value> = toggled
+                        .still_hidden
+                        .iter()
+                        .map(|(name, why)| json!({"name": name, "reason": why}))
+                        .collect();
                     Ok::<_, String>((
                         text,
                         json!({
-                            "name": skill,
-                            "client": client,
+                            "name": toggled.name,
+                            "client": toggled.client,
                             "disabled": disable,
                             "changed": changed,
-                            "file": location.path.display().to_string(),
+                            "file": toggled.path.display().to_string(),
+                            "unknown": toggled.unknown,
+                            "still_hidden": still_hidden,
                         }),
                     ))
                 })
