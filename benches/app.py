@@ -70,8 +70,15 @@ def main():
                         break
             except Exception:
                 time.sleep(0.05)
-        time.sleep(3)
+        # Settled: the watcher armed, the search index built (two readings
+        # 2 s apart within 1%).
         rss_before = rss_kib(server.pid)
+        for _ in range(30):
+            time.sleep(2)
+            now = rss_kib(server.pid)
+            if abs(now - rss_before) <= rss_before / 100:
+                break
+            rss_before = now
         print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
