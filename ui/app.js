@@ -305,7 +305,7 @@
   // followed), bold, italic. Returns nodes built from text.
   function inline(text) {
     const nodes = [];
-    const pattern = /(`+)([\s\S]*?)\1|!\[([^\]]*)\]\(([^)\s]*)[^)]*\)|\[([^\]]+)\]\(([^)\s]*)[^)]*\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|<(https?:\/\/[^>\s]+)>/g;
+    const pattern = /(`+)([\s\S]*?)\1|!\[([^\]]*)\]\(([^)\s]*)[^)]*\)|\[([^\]]+)\]\(([^)\s]*)[^)]*\)|\*\*([^*]+)\*\*|(?<![\w])__([^_]+)__(?![\w])|\*([^*\s][^*]*)\*|(?<![\w])_([^_\s][^_]*)_(?![\w])|<(https?:\/\/[^>\s]+)>/g;
     let last = 0;
     let m;
     while ((m = pattern.exec(text))) {
@@ -802,7 +802,7 @@
         el("thead", null, el("tr", null, el("th", { scope: "col" }, "Skill"), m.clients.map((c) => el("th", { scope: "col", class: "client", title: c.title }, c.title)))),
         el("tbody", null, m.rows.map((row) => el("tr", null, el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(row.id) }, row.name)), row.cells.map((c, i) => cell(row, c, i))))),
       ),
-      m.matched > m.rows.length ? el("p", { class: "summary" }, "Showing " + m.rows.length + " of " + m.matched + ": search to narrow.") : null,
+      m.matched > m.rows.length ? el("p", { class: "summary" }, "Showing " + m.rows.length + " of " + m.matched + ": search to narrow.") : "",
     );
   }
 

@@ -309,6 +309,7 @@ def main():
             md = page.locator("article .md")
             check("SKILL.md is rendered as Markdown", md.locator("h3").first.inner_text() == "Fill forms" and md.locator("pre code").count() == 1 and md.locator("table").count() == 1)
             check("raw HTML in a skill is shown as text, never run", md.locator("script, img, iframe").count() == 0 and "<script>" in md.inner_text() and page.evaluate("window.__pwned") is None)
+            check("underscores inside words are not emphasis", md.locator("strong:has-text('pwned')").count() == 0)
             check("links are shown, not followed", md.locator("a").count() == 0 and "javascript:window.__pwned=3" in md.inner_text())
             check("remote images are not loaded", not any("tracker.example.com" in r for r in requests) and "[image: tracker" in md.inner_text())
             shoot(page, "skill-light")
@@ -352,6 +353,7 @@ def main():
             page.click("nav.tabs button:text-is('Clients')")
             page.wait_for_selector("table.matrix tbody tr")
             check("the matrix has a column per client", page.locator("table.matrix thead th.client").count() >= 3)
+            check("the page shows no stray text", "null" not in page.locator("#matrix").inner_text())
             pdf_cells = page.locator("table.matrix tr:has(button.link:text-is('pdf')) td.cell button")
             titles = [pdf_cells.nth(i).get_attribute("title") for i in range(pdf_cells.count())]
             check("a cell says why a client is not shown a skill", any("Claude Code loads it itself" in (t or "") for t in titles), str(titles))
