@@ -8,7 +8,9 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
 use crate::commands::{Switch, ToggleRequest};
-use crate::config::settings::{self, FilterError, expand_path};
+use crate::config::expand::{PathError, expand_path};
+use crate::config::log::{self, FilterError};
+use crate::config::settings;
 use crate::config::{
     Config, DEFAULT_HTTP_ADDR, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
     DEFAULT_OAUTH_REFETCH_SECS, DEFAULT_SESSION_IDLE_SECS, Env, Flags, HttpOptions,
@@ -696,6 +698,8 @@ pub enum UsageError {
     LogFilter { value: String, reason: String },
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Path(#[from] PathError),
     #[error("{0} only applies with --http")]
     NeedsHttp(&'static str),
     #[error(
@@ -892,7 +896,7 @@ impl Cli {
         };
         if let Some((what, value)) = given {
             if what != "SKILLSERVE_LOG"
-                && let Some(level) = settings::log_level(value)
+                && let Some(level) = log::log_level(value)
             {
                 return Ok(Targets::new()
                     .with_default(LevelFilter::WARN)
@@ -913,9 +917,9 @@ impl Cli {
     }
 }
 
-/// [`settings::log_filter`], its refusal named after where the filter came from.
+/// [`log::log_filter`], its refusal named after where the filter came from.
 fn parse_filter(what: &'static str, filter: &str) -> Result<Targets, UsageError> {
-    settings::log_filter(filter).map_err(|refusal| match refusal {
+    log::log_filter(filter).map_err(|refusal| match refusal {
         FilterError::NotALevel => UsageError::LogLevel {
             what,
             value: filter.to_owned(),
@@ -1059,7 +1063,9 @@ mod tests {
     fn empty_paths_and_tilde_without_home_are_errors() {
         assert!(matches!(
             config(&["--skills-dir", ""], &Env::for_tests()),
-            Err(UsageError::Settings(SettingsError::EmptyPath { .. }))
+            Err(UsageError::Settings(SettingsError::Path(
+                PathError::EmptyPath { .. }
+            )))
         ));
         let no_home = Env {
             home: Home::choose(Platform::Unix, None, None),

@@ -2,11 +2,51 @@
 //! A file's digest is what the skills extension lists for it; a skill's
 //! digest covers all of its files, so that any change to any file changes it.
 
+use std::io::{self, Read};
+
+use sha2::{Digest, Sha256};
+
 /// The prefix of every digest skillserve writes.
 pub const PREFIX: &str = "sha256:";
 
 /// A SHA-256 sum.
 pub type Sum = [u8; 32];
+
+/// Whether `text` is a digest as skillserve writes them: `sha256:` and 64
+/// lowercase hex digits.
+pub fn is_digest(text: &str) -> bool {
+    text.strip_prefix(PREFIX)
+        .is_some_and(|hex| hex.len() == 64 && is_hex(hex))
+}
+
+/// Whether `text` is lowercase hex digits only.
+pub fn is_hex(text: &str) -> bool {
+    text.bytes()
+        .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+}
+
+/// The hex part of a `sha256:` digest (the digest itself if it has no prefix).
+pub fn hex_of(digest: &str) -> &str {
+    digest.strip_prefix(PREFIX).unwrap_or(digest)
+}
+
+/// The SHA-256 of what `reader` yields, and how many bytes that was.
+pub fn sum_of(reader: &mut impl Read) -> io::Result<(Sum, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((hasher.finalize().into(), size))
+}
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
@@ -38,7 +78,6 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
 /// file of the skill counts, `SKILL.md` included, so renaming, adding,
 /// removing or editing any file changes it.
 pub fn skill<'a>(files: impl IntoIterator<Item = (&'a str, &'a Sum)>) -> String {
-    use sha2::{Digest, Sha256};
     let mut files: Vec<(&str, &Sum)> = files.into_iter().collect();
     files.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut hasher = Sha256::new();
@@ -57,7 +96,6 @@ pub fn skill<'a>(files: impl IntoIterator<Item = (&'a str, &'a Sum)>) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sha2::{Digest, Sha256};
 
     fn sum(bytes: &[u8]) -> Sum {
         Sha256::digest(bytes).into()

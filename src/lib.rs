@@ -27,6 +27,7 @@ pub mod import;
 pub mod installed;
 pub mod lint;
 pub mod listing;
+pub mod lock;
 pub mod manage;
 pub mod memory;
 pub mod mime;

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::gate::Fence;
+use crate::lock::SourceKind;
 
 /// The names a skill's file may have, in the order they are looked for.
 pub const SKILL_FILES: [&str; 2] = ["SKILL.md", "skill.md"];
@@ -168,31 +169,6 @@ impl Origin {
     /// `url@version`: the `Source:` line of an answer.
     pub fn label(&self) -> String {
         format!("{}@{}", self.url, self.version)
-    }
-}
-
-/// What kind of source an installed skill came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// A git repository, fetched with the `git` program.
-    Git,
-    /// A published index (Agent Skills discovery, `.well-known/agent-skills`).
-    Index,
-}
-
-impl SourceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Git => "git",
-            SourceKind::Index => "index",
-        }
-    }
-}
-
-impl fmt::Display for SourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
     }
 }
 

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use super::{Counts, FindingItem, Format, provenance, report};
 use crate::exit_codes::ExitCode;
+use crate::lock::SourceKind;
 use crate::profiles::{Decision, Verdict, View};
-use crate::roots::{Source, SourceKind};
+use crate::roots::Source;
 use crate::skill::Skill;
 use crate::snapshot::{self, Why, Withheld};
 use crate::text::{plural, printable, printable_path};

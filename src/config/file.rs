@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use toml_edit::{Document, Item, Key, TableLike, Value};
 
+use super::expand::expand_path;
+use super::log::{self, FilterError, LOG_LEVELS};
 use super::pattern::{self, Glob, Pattern, Selector, Unexpanded};
-use super::settings::{self, FilterError, LOG_LEVELS, expand_path};
 use super::{Env, MAX_REFRESH_SECS, MIN_DESCRIPTION_BUDGET, Origin, Placement};
 use crate::disk::{self, ReadError};
 use crate::similarity;
@@ -297,7 +298,7 @@ impl Reader<'_> {
             }
             "log_level" => {
                 let level = self.string(field)?;
-                match settings::log_filter(&level) {
+                match log::log_filter(&level) {
                     Ok(_) => {}
                     Err(FilterError::NotALevel) => {
                         return Err(self.error(

@@ -10,7 +10,9 @@
 //! [`edit`] changes the file for `enable` and `disable`.
 
 pub mod edit;
+pub mod expand;
 pub mod file;
+pub mod log;
 pub mod native;
 pub mod pattern;
 pub mod settings;

@@ -7,12 +7,10 @@
 //! below the server, and not in `cli`: `cli` only turns `clap`'s types into
 //! [`Flags`].
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tracing_subscriber::filter::{LevelFilter, Targets};
-
+use super::expand::{PathError, expand_path};
 use super::file::{FILE_NAME, FileError, FileSettings, Filters, Location, Profile};
 use super::{
     Config, DEFAULT_DESCRIPTION_BUDGET, DEFAULT_MAX_FILE_BYTES, DEFAULT_REFRESH_SECS, Env,
@@ -92,95 +90,14 @@ pub struct Settings {
 /// that stops start-up (exit 2), or a reload while serving (kept out).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
-    #[error("{what} `{value}`: environment variable {var} is not set")]
-    UnsetVariable {
-        what: String,
-        value: String,
-        var: String,
-    },
     #[error("{what} `{}` is not a directory", path.display())]
     NotADirectory { what: String, path: PathBuf },
     #[error("--description-budget must be at least {MIN_DESCRIPTION_BUDGET} characters, got {0}")]
     BudgetTooSmall(usize),
-    #[error("{what} is empty; give a folder")]
-    EmptyPath { what: String },
-    #[error("{what} `{value}` starts with `~`, but there is no home folder: {why}")]
-    NoHome {
-        what: String,
-        value: String,
-        /// Why, e.g. "HOME is not set".
-        why: String,
-    },
+    #[error(transparent)]
+    Path(#[from] PathError),
     #[error(transparent)]
     File(#[from] FileError),
-}
-
-/// The log levels `--log-level`, `SKILLSERVE_LOG` and `log_level` accept.
-pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
-
-/// Why a log filter is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FilterError {
-    /// A word that is not a level where a level belongs.
-    NotALevel,
-    /// A directive that is no `level` or `target=level`; why.
-    Invalid(&'static str),
-}
-
-/// One of the levels `--log-level`, `SKILLSERVE_LOG` and `log_level` accept, in any case:
-/// off, error, warn, info, debug, trace.
-pub fn log_level(word: &str) -> Option<LevelFilter> {
-    Some(match word.trim().to_ascii_lowercase().as_str() {
-        "off" => LevelFilter::OFF,
-        "error" => LevelFilter::ERROR,
-        "warn" => LevelFilter::WARN,
-        "info" => LevelFilter::INFO,
-        "debug" => LevelFilter::DEBUG,
-        "trace" => LevelFilter::TRACE,
-        _ => return None,
-    })
-}
-
-/// A log filter: levels and `target=level` pairs separated by commas
-/// (`warn,skillserve=debug`), spaces around each ignored. A bare level applies
-/// to every target; an event takes the level of the longest target that its
-/// own target starts with.
-///
-/// A word that is not a level where a level belongs is refused first:
-/// `tracing` would read `--log-level verbose` as "only the target `verbose`"
-/// and silently log nothing. Then a target must start with a letter, digit,
-/// `_`, `-` or `:` and hold no space; span and field filters
-/// (`target[span{field}]=level`) are refused rather than read as a target
-/// that matches nothing.
-pub fn log_filter(filter: &str) -> Result<Targets, FilterError> {
-    let mut directives = Vec::new();
-    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        let (target, word) = match directive.rsplit_once('=') {
-            Some((target, word)) => (Some(target.trim()), word),
-            None => (None, directive),
-        };
-        let level = log_level(word).ok_or(FilterError::NotALevel)?;
-        directives.push((target, level));
-    }
-    let mut targets = Targets::new();
-    for (target, level) in directives {
-        targets = match target {
-            None => targets.with_default(level),
-            Some(target) if target.contains(['[', ']', '{', '}']) => {
-                return Err(FilterError::Invalid(
-                    "span and field filters are not supported; use `level` or `target=level`",
-                ));
-            }
-            Some(target)
-                if target.starts_with(|c: char| c.is_alphanumeric() || "_-:".contains(c))
-                    && !target.contains(|c: char| c.is_whitespace() || c == '=') =>
-            {
-                targets.with_target(target, level)
-            }
-            Some(_) => return Err(FilterError::Invalid("invalid filter directive")),
-        };
-    }
-    Ok(targets)
 }
 
 /// Where the settings file is: `--config`, else `SKILLSERVE_CONFIG`, else
@@ -533,51 +450,6 @@ pub fn toml_string(text: &str) -> String {
     out
 }
 
-/// Expands a leading `~` and `$VAR` / `${VAR}` (MCP clients start servers
-/// without a shell), then makes the path absolute against `base` (the
-/// current directory for flags, the settings file's folder for its paths).
-pub fn expand_path(
-    what: &str,
-    value: &str,
-    env: &Env,
-    base: &Path,
-) -> Result<PathBuf, SettingsError> {
-    // An empty path would silently mean the current directory, which for a
-    // server started by a client is often `/` or the home directory.
-    if value.trim().is_empty() {
-        return Err(SettingsError::EmptyPath {
-            what: what.to_owned(),
-        });
-    }
-    if value.starts_with('~') && env.home.dir.is_none() {
-        return Err(SettingsError::NoHome {
-            what: what.to_owned(),
-            value: value.to_owned(),
-            why: env.home.why_none(),
-        });
-    }
-    let home = || {
-        env.home
-            .dir
-            .as_ref()
-            .map(|h| h.to_string_lossy().into_owned())
-    };
-    let lookup = |var: &str| env.vars.lookup(var).map(Some).ok_or(());
-    let expanded = shellexpand::full_with_context(value, home, lookup).map_err(|e| {
-        SettingsError::UnsetVariable {
-            what: what.to_owned(),
-            value: value.to_owned(),
-            var: e.var_name,
-        }
-    })?;
-    if expanded.trim().is_empty() {
-        return Err(SettingsError::EmptyPath {
-            what: what.to_owned(),
-        });
-    }
-    Ok(absolute(OsStr::new(expanded.as_ref()).as_ref(), base))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,25 +549,6 @@ mod tests {
         assert_eq!(
             (by_flag.path.as_path(), by_flag.given_by),
             (Path::new("/work/c.toml"), Some("--config"))
-        );
-    }
-
-    #[test]
-    fn expansion_errors_name_the_value() {
-        let err = expand_path(
-            "--skills-dir",
-            "$SKILLSERVE_TEST_SURELY_UNSET/x",
-            &Env::for_tests(),
-            Path::new("/"),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "--skills-dir `$SKILLSERVE_TEST_SURELY_UNSET/x`: environment variable SKILLSERVE_TEST_SURELY_UNSET is not set"
-        );
-        assert_eq!(
-            expand_path("x", "rel", &Env::for_tests(), Path::new("/cfg")).unwrap(),
-            Path::new("/cfg/rel")
         );
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::file::AutoUpdate;
-use crate::installed;
+use crate::lock;
 use crate::server::registry::Registry;
 use crate::sources::{self, AutoUpdated, Context};
 
@@ -70,7 +70,7 @@ async fn pull(registry: &Arc<Registry>, context: &Arc<Context>, id: &str) {
 
 /// The version of `id` in the lock now, as `sources` shows it.
 fn served_version(context: &Context, id: &str) -> String {
-    match installed::read_lock(&context.paths.lock) {
+    match lock::read(&context.paths.lock) {
         Ok(Some(lock)) => lock.source(id).map_or_else(
             || "nothing (it is not in the lock)".to_owned(),
             |source| source.label(),

@@ -5,9 +5,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::installed::{self, Locked, Paths};
+use crate::installed::{self, Paths};
+use crate::lock::{Locked, SourceKind};
 use crate::plugins;
-use crate::roots::{Layout, SourceKind};
+use crate::roots::Layout;
 
 use super::found::{self, Found};
 use super::http::Client;

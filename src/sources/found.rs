@@ -20,7 +20,6 @@ use std::sync::Arc;
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::digest::{self, Sum};
 use crate::gate::{Fence, Gate};
-use crate::installed;
 use crate::lint;
 use crate::listing;
 use crate::roots::{Layout, Root, Source};
@@ -253,7 +252,7 @@ fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
         let executable = file.metadata().is_ok_and(|meta| is_executable(&meta));
         // A file that grew since it was listed cannot take the skill past
         // its bound.
-        let (sum, size) = installed::sha256(&mut file.take(spec::MAX_SKILL_BYTES + 1))
+        let (sum, size) = digest::sum_of(&mut file.take(spec::MAX_SKILL_BYTES + 1))
             .map_err(|err| cannot(&err))?;
         if size > spec::MAX_SKILL_BYTES {
             return Err(cannot(&"it grew past the size a skill may have"));

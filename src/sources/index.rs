@@ -18,7 +18,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::digest;
-use crate::installed::is_digest;
+use crate::digest::is_digest;
 
 use super::SourceError;
 use super::archive;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::config::absolute;
-use crate::roots::SourceKind;
+use crate::lock::SourceKind;
 
 use super::SourceError;
 

@@ -1,13 +1,13 @@
 //! Sources: skills from git repositories and published indexes, reviewed
 //! before they are installed, locked, and kept in a content-addressed store
 //! (behaviour.md, "Sources"). The commands `add`, `update`, `remove`, `sources`
-//! and `publish` live here; what `serve` reads back (the lock and the
-//! store) is `installed`.
+//! and `publish` live here; the lock's format is `lock`'s, and what `serve`
+//! reads back (the lock and the store) is `installed`.
 //!
 //! Every command that changes installed skills works the same way: fetch
 //! into a temporary folder ([`fetch`]), show the plan, get the user's yes
 //! ([`Confirm`]), then write the store entries ([`store`]) and, last, the
-//! lock ([`lockfile`]) in one atomic rename. A failure before that rename
+//! lock (`lock::LockFile`) in one atomic rename. A failure before that rename
 //! leaves the lock as it was; at worst unreferenced store entries remain,
 //! which the next command removes.
 
@@ -18,7 +18,6 @@ mod git;
 mod http;
 mod index;
 mod location;
-mod lockfile;
 mod plan;
 mod publish;
 mod store;
@@ -30,9 +29,9 @@ use serde::Serialize;
 
 use crate::config::{Config, Env};
 use crate::exit_codes::ExitCode;
-use crate::installed::{self, Lock, LockError, Locked, LockedSkill, Paths, Record};
+use crate::installed::{self, Paths, Record};
+use crate::lock::{self, Lock, LockError, LockFile, Locked, LockedSkill, SaveError, SourceKind};
 use crate::program::SearchEnv;
-use crate::roots::SourceKind;
 use crate::text::plural;
 
 pub use fetch::{Fetched, Request};
@@ -101,6 +100,16 @@ pub enum SourceError {
         done: &'static str,
         skills: Vec<String>,
     },
+}
+
+impl From<SaveError> for SourceError {
+    fn from(err: SaveError) -> SourceError {
+        match err {
+            SaveError::Lock(err) => SourceError::Lock(err),
+            SaveError::Changed { .. } => SourceError::Usage(err.to_string()),
+            SaveError::Write { path, source } => SourceError::Io { path, source },
+        }
+    }
 }
 
 fn quoted(names: &[String]) -> String {
@@ -202,9 +211,9 @@ pub fn add(
     out: &mut dyn Write,
 ) -> Result<ExitCode, SourceError> {
     let location = Location::parse(&options.source, &context.cwd)?;
-    let mut lock = lockfile::LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.paths.lock)?;
     let id = match &options.id {
-        Some(id) if !installed::is_source_id(id) => {
+        Some(id) if !lock::is_source_id(id) => {
             return Err(SourceError::Usage(format!(
                 "--id {id}: an id is 1-64 lowercase letters, digits, `-` and `_`"
             )));
@@ -242,7 +251,7 @@ pub fn add(
     );
     confirm.get(&question, "installed")?;
 
-    let now = lockfile::now();
+    let now = lock::now();
     let locked = Locked {
         id: id.clone(),
         kind: location.kind,
@@ -375,7 +384,7 @@ impl Pending {
         Locked {
             version: self.fetched.version.clone(),
             allow_risky: self.source.allow_risky || allow_risky,
-            updated: lockfile::now(),
+            updated: lock::now(),
             skills: candidates.iter().map(locked_skill).collect(),
             ..self.source.clone()
         }
@@ -408,7 +417,7 @@ pub fn apply(context: &Context, pending: &[Pending], allow_risky: bool) -> Resul
             skills: risky,
         });
     }
-    let mut lock = lockfile::LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.paths.lock)?;
     let mut record = Record::read(&context.paths.record());
     for update in pending.iter().filter(|p| p.has_changes()) {
         if lock.lock.source(&update.source.id) != Some(&update.source) {
@@ -443,7 +452,7 @@ pub enum AutoUpdated {
 /// error-level security findings are refused unless the source was added
 /// with `--allow-risky`.
 pub fn auto_update(context: &Context, id: &str) -> Result<AutoUpdated, SourceError> {
-    let lock = installed::read_lock(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
     let pending = prepare(context, &lock, id)?;
     if !pending.has_changes() {
         return Ok(AutoUpdated::Unchanged);
@@ -480,7 +489,7 @@ pub fn update(
     confirm: &mut Confirm<'_>,
     out: &mut dyn Write,
 ) -> Result<ExitCode, SourceError> {
-    let lock = installed::read_lock(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
     let ids: Vec<String> = if options.ids.is_empty() {
         lock.sources.iter().map(|s| s.id.clone()).collect()
     } else {
@@ -564,7 +573,7 @@ pub fn remove(
     confirm: &mut Confirm<'_>,
     out: &mut dyn Write,
 ) -> Result<ExitCode, SourceError> {
-    let mut lock = lockfile::LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.paths.lock)?;
     let source = lock
         .lock
         .source(id)
@@ -620,7 +629,7 @@ struct SkillItem<'a> {
 
 /// `skillserve sources [--json]`: the installed sources.
 pub fn list(context: &Context, json: bool, out: &mut dyn Write) -> Result<ExitCode, SourceError> {
-    let lock = installed::read_lock(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
     if json {
         let items: Vec<SourceItem> = lock
             .sources

@@ -8,9 +8,10 @@ use std::io::{self, Write};
 
 use similar::TextDiff;
 
-use crate::installed::{self, Lock, Locked, Paths};
+use crate::installed::{self, Paths};
+use crate::lock::{self, Lock, Locked, SourceKind};
 use crate::render::human_size;
-use crate::roots::{SKILL_FILES, SourceKind};
+use crate::roots::SKILL_FILES;
 use crate::text::{plural, printable};
 
 use super::fetch::{Fetched, Request};
@@ -287,7 +288,7 @@ fn diff(paths: &Paths, old_digest: &str, candidate: &Candidate, index: usize) ->
         && (change.changed.iter().any(|p| p == own) || change.added.iter().any(|p| p == own))
     {
         let read = |path: std::path::PathBuf| {
-            crate::disk::read_text(&path, installed::MAX_LOCK_BYTES).unwrap_or_default()
+            crate::disk::read_text(&path, lock::MAX_BYTES).unwrap_or_default()
         };
         let before = if change.store_damaged {
             String::new()

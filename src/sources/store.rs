@@ -16,7 +16,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::digest;
 use crate::disk;
-use crate::installed::{self, Lock, Paths, Record};
+use crate::installed::{self, Paths, Record};
+use crate::lock::Lock;
 use crate::spec;
 
 use super::SourceError;
@@ -108,7 +109,7 @@ fn copy_files(candidate: &Candidate, dest: &Path) -> Result<(), SourceError> {
         };
         // Not synced one by one (that took most of an `add`): an entry cut
         // short by a crash does not verify, and `update` installs it again.
-        let (sum, _) = installed::sha256(&mut tee).map_err(io(to.clone()))?;
+        let (sum, _) = digest::sum_of(&mut tee).map_err(io(to.clone()))?;
         if sum != file.sum {
             return Err(SourceError::Io {
                 path: from,
@@ -220,7 +221,7 @@ pub fn collect(paths: &Paths, lock: &Lock, record: &mut Record) -> Result<usize,
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         let digest = format!("{}{name}", digest::PREFIX);
-        let is_entry = installed::is_digest(&digest);
+        let is_entry = digest::is_digest(&digest);
         let stale = name.starts_with(TEMPORARY)
             && entry
                 .metadata()

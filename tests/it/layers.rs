@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
         "text",
     ],
     &["disk"],
-    &["approvals", "config", "gate", "parse"],
+    &["approvals", "config", "gate", "lock", "parse"],
     &["contents", "listing", "program", "roots", "tokens"],
     &["files", "installed", "plugins", "skill"],
     &["render", "scan", "search", "security"],

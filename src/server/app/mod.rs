@@ -519,7 +519,7 @@ impl App {
                     ));
                 };
                 let lock = tokio::task::spawn_blocking(move || {
-                    crate::installed::read_lock(&paths.lock).map(|lock| (lock, paths.lock))
+                    crate::lock::read(&paths.lock).map(|lock| (lock, paths.lock))
                 })
                 .await
                 .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;

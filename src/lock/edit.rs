@@ -1,20 +1,18 @@
-//! Editing `sources.lock` (behaviour.md, "Sources"): read through
-//! `installed::parse_lock` (one reader, with lines in its errors), edited
+//! Writing `sources.lock` (behaviour.md, "Sources"): read through
+//! [`parse`](super::parse) (one reader, with lines in its errors), edited
 //! with `toml_edit` so that comments and layout the user added are kept,
-//! and written atomically. If the file changed on disk since it was read
-//! (another `add` at the same moment), nothing is written and the command
-//! asks to be run again.
+//! and replaced atomically (`disk::write_atomic`). If the file changed on
+//! disk since it was read (another `add` at the same moment), nothing is
+//! written and the command asks to be run again.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
+use super::{Lock, LockError, Locked, MAX_BYTES, SourceKind, VERSION};
 use crate::disk::{self, ReadError};
-use crate::installed::{self, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES};
-use crate::roots::SourceKind;
-
-use super::SourceError;
 
 /// The first lines of a new lock.
 const HEADER: &str = "\
@@ -23,6 +21,21 @@ const HEADER: &str = "\
 # `add`, `update` and `remove` and keeps the comments you add; the format is
 # described at https://github.com/skillserve/skillserve/blob/main/docs/behaviour.md
 ";
+
+/// Why the lock was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// It could not be read again, or is no longer valid.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(
+        "{} changed while this command ran (another skillserve?); nothing was written: run the command again",
+        path.display()
+    )]
+    Changed { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
 
 /// The lock as read, ready to be edited and saved.
 pub struct LockFile {
@@ -37,21 +50,26 @@ pub struct LockFile {
 
 impl LockFile {
     /// Reads the lock at `path` (an empty one when there is none).
-    pub fn open(path: &Path) -> Result<LockFile, SourceError> {
+    pub fn open(path: &Path) -> Result<LockFile, LockError> {
         let read_as = read(path)?;
         let (document, lock) = match &read_as {
             None => {
-                let mut document: DocumentMut = format!("{HEADER}version = {LOCK_VERSION}\n")
+                let mut document: DocumentMut = format!("{HEADER}version = {VERSION}\n")
                     .parse()
                     .expect("the header is TOML");
                 document.insert("sources", implicit());
                 (document, Lock::default())
             }
             Some(text) => {
-                let lock = installed::parse_lock(text, path)?;
-                let document = text.parse::<DocumentMut>().map_err(|err| {
-                    SourceError::Usage(format!("{}: not valid TOML: {err}", path.display()))
-                })?;
+                let lock = super::parse(text, path)?;
+                // The same parser as `parse`'s: a text it read parses.
+                let document = text
+                    .parse::<DocumentMut>()
+                    .map_err(|err| LockError::Invalid {
+                        path: path.to_path_buf(),
+                        line: 1,
+                        message: format!("not valid TOML: {}", err.message().trim()),
+                    })?;
                 (document, lock)
             }
         };
@@ -71,12 +89,12 @@ impl LockFile {
             .entry("sources")
             .or_insert_with(implicit)
             .as_table_mut()
-            .expect("parse_lock checked that `sources` is a table");
+            .expect("`parse` checked that `sources` is a table");
         let table = sources
             .entry(&source.id)
             .or_insert_with(|| Item::Table(Table::new()))
             .as_table_mut()
-            .expect("parse_lock checked that a source is a table");
+            .expect("`parse` checked that a source is a table");
         fill(table, source);
         match self.lock.sources.iter_mut().find(|s| s.id == source.id) {
             Some(old) => *old = source.clone(),
@@ -105,30 +123,29 @@ impl LockFile {
     /// read. The editors' lock is held from the check to the rename, so
     /// that of two commands that read the same lock, one writes and the
     /// other is told to run again.
-    pub fn save(&self) -> Result<(), SourceError> {
-        let io = |source| SourceError::Io {
+    pub fn save(&self) -> Result<(), SaveError> {
+        let io = |source| SaveError::Write {
             path: self.path.clone(),
             source,
         };
         let _editing = disk::lock_editors(&self.path).map_err(io)?;
         if read(&self.path)? != self.read_as {
-            return Err(SourceError::Usage(format!(
-                "{} changed while this command ran (another skillserve?); nothing was written: run the command again",
-                self.path.display()
-            )));
+            return Err(SaveError::Changed {
+                path: self.path.clone(),
+            });
         }
         disk::write_atomic(&self.path, self.text().as_bytes(), disk::NewFile::Shared).map_err(io)
     }
 }
 
-fn read(path: &Path) -> Result<Option<String>, SourceError> {
-    match disk::read_text(path, MAX_LOCK_BYTES) {
+fn read(path: &Path) -> Result<Option<String>, LockError> {
+    match disk::read_text(path, MAX_BYTES) {
         Ok(text) => Ok(Some(text)),
-        Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(SourceError::Lock(installed::LockError::Unreadable {
+        Err(ReadError::Io(err)) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(LockError::Unreadable {
             path: path.to_path_buf(),
             source,
-        })),
+        }),
     }
 }
 
@@ -227,7 +244,7 @@ fn format_time(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::installed::LockedSkill;
+    use crate::lock::LockedSkill;
 
     const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 
@@ -290,7 +307,7 @@ mod tests {
             "{text}"
         );
         assert!(!b.contains("sha256:2222"), "{text}");
-        let read = installed::read_lock(&path).unwrap().unwrap();
+        let read = super::super::read(&path).unwrap().unwrap();
         assert_eq!(read.sources[0], updated);
         assert_eq!(read.sources[1], source("b", 'b'));
 
