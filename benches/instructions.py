@@ -13,8 +13,9 @@ counters zeroed before and dumped after each (`callgrind_control`):
   * call: K (default 300) `tools/call` requests, each for a skill no call has
     named before (the same skills for every build): the first call of a skill,
     as in firstcall.py and scale.py;
-  * page: every `skills/list` page, walked once cold (not counted) and then
-    again (counted): a cached page, as a host walking the list meets it;
+  * page: every `skills/list` page, walked once cold (every file listed and
+    hashed) and then again: a cached page, as a host walking the list meets
+    it;
   * list: K `tools/list` requests (the tool description: one long string).
 
 It prints the instructions (callgrind's Ir, every thread of the server) per
@@ -76,7 +77,10 @@ def measure(binary, skills, names, a):
                         raise e2e.ServerError(f"tools/call {name!r}: {str(result)[:200]}")
 
             figures["call"] = counted(server, out_dir, calls) / len(names)
-            e2e.walk_pages(server, "skills/list", "skills")
+            cold = []
+            figures["page-cold"] = counted(
+                server, out_dir, lambda: cold.append(e2e.walk_pages(server, "skills/list", "skills")[1]))
+            figures["page-cold"] /= cold[0]
             pages = []
             figures["page"] = counted(
                 server, out_dir, lambda: pages.append(e2e.walk_pages(server, "skills/list", "skills")[1]))
@@ -97,6 +101,7 @@ def measure(binary, skills, names, a):
 
 ROWS = [
     ("call", "first `tools/call` of a skill"),
+    ("page-cold", "`skills/list` page, cold (100 skills: every file listed and hashed)"),
     ("page", "`skills/list` page, cached (100 skills)"),
     ("list", "`tools/list`"),
 ]
