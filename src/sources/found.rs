@@ -17,6 +17,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::Serialize;
+use serde::ser::SerializeStruct;
+
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::digest::{self, Sum};
 use crate::gate::{Fence, Gate};
@@ -73,6 +76,43 @@ impl Candidate {
     }
 }
 
+/// In JSON (the skills app's plans and updates): everything the plan
+/// shows, each file with its digest and whether it is a script.
+impl Serialize for Candidate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct File<'a> {
+            path: &'a str,
+            size: u64,
+            digest: String,
+            executable: bool,
+            script: bool,
+        }
+        let files: Vec<File> = self
+            .files
+            .iter()
+            .map(|f| File {
+                path: &f.path,
+                size: f.size,
+                digest: digest::text(&f.sum),
+                executable: f.executable,
+                script: is_script(&f.path, f.executable),
+            })
+            .collect();
+        let mut out = serializer.serialize_struct("Candidate", 9)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("description", &self.description)?;
+        out.serialize_field("path", &self.path)?;
+        out.serialize_field("digest", &self.digest)?;
+        out.serialize_field("artifact", &self.artifact)?;
+        out.serialize_field("size", &self.size())?;
+        out.serialize_field("files", &files)?;
+        out.serialize_field("findings", &self.findings)?;
+        out.serialize_field("risky", &self.is_risky())?;
+        out.end()
+    }
+}
+
 /// One file of a candidate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSum {
@@ -85,7 +125,7 @@ pub struct FileSum {
 }
 
 /// A finding as the plan shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Shown {
     pub severity: Severity,
     pub code: String,
@@ -107,7 +147,7 @@ impl std::fmt::Display for Shown {
 }
 
 /// A skill folder that cannot be installed, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Skipped {
     pub place: String,
     pub reason: String,

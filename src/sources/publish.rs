@@ -17,11 +17,11 @@ use crate::exit_codes::ExitCode;
 use crate::roots::Layout;
 use crate::text::plural;
 
+use super::SourceError;
 use super::archive::{self, Packed};
 use super::found::{self, Candidate};
 use super::index::{self, ArtifactKind, Published};
 use super::location::WELL_KNOWN;
-use super::{SourceError, output};
 
 /// Publishes the skills of `dir` into `out_dir`.
 pub fn publish(
@@ -194,4 +194,12 @@ fn write_artifacts<'a>(
 
 fn is_empty(dir: &Path) -> bool {
     fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// A failure to write the report to stdout.
+fn output(err: std::io::Error) -> SourceError {
+    SourceError::Io {
+        path: std::path::PathBuf::from("<stdout>"),
+        source: err,
+    }
 }

@@ -1,22 +1,16 @@
-//! What the sources commands show before they change anything: the plan of
+//! What the sources commands print (behaviour.md, "Sources"): the plan of
 //! `add` (each skill's name, description, files, scripts and findings), the
-//! changes of `update` (per skill unchanged, changed with a diff of its
-//! `SKILL.md`, new or gone), and the table of `sources` (behaviour.md, "Sources").
+//! changes of `update` (per skill unchanged, changed with a unified diff of
+//! its `SKILL.md`, new or gone), and the table of `sources`. Words only: the
+//! values are [`crate::sources`]'.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use similar::TextDiff;
-
-use crate::installed::{self, Paths};
-use crate::lock::{self, Lock, Locked, SourceKind};
+use crate::installed::Paths;
+use crate::lock::{Lock, SourceKind};
 use crate::render::human_size;
-use crate::roots::SKILL_FILES;
+use crate::sources::{Candidate, Pending, Plan, Status, short};
 use crate::text::{plural, printable};
-
-use super::fetch::{Fetched, Request};
-use super::found::{Candidate, is_script};
-use super::{Context, Pending, SourceError, output};
 
 /// Longest description shown in a plan.
 const DESCRIPTION_CHARS: usize = 100;
@@ -25,25 +19,10 @@ const SCRIPTS_NAMED: usize = 3;
 /// Lines of a `SKILL.md` diff shown before the rest is counted.
 const DIFF_LINES: usize = 200;
 
-/// The first 12 characters of a commit id; an index digest as it is.
-pub fn short(version: &str) -> &str {
-    if version.starts_with(crate::digest::PREFIX) {
-        version
-    } else {
-        &version[..version.len().min(12)]
-    }
-}
-
 /// The plan of `add`.
-pub fn write_plan(
-    out: &mut dyn Write,
-    request: &Request,
-    fetched: &Fetched,
-) -> Result<(), SourceError> {
-    write_plan_inner(out, request, fetched).map_err(output)
-}
-
-fn write_plan_inner(out: &mut dyn Write, request: &Request, fetched: &Fetched) -> io::Result<()> {
+pub fn write_plan(out: &mut dyn Write, plan: &Plan) -> io::Result<()> {
+    let request = &plan.request;
+    let fetched = &plan.fetched;
     let location = &request.location;
     match location.kind {
         SourceKind::Git => {
@@ -65,7 +44,7 @@ fn write_plan_inner(out: &mut dyn Write, request: &Request, fetched: &Fetched) -
     if let Some(subdir) = &request.subdir {
         writeln!(out, "Looking in: {subdir}")?;
     }
-    let candidates = &fetched.found.candidates;
+    let candidates = plan.candidates();
     writeln!(
         out,
         "\n{} skill{} to install as source '{}':\n",
@@ -133,7 +112,7 @@ fn scripts_note(candidate: &Candidate) -> String {
     note
 }
 
-fn write_skipped(out: &mut dyn Write, fetched: &Fetched) -> io::Result<()> {
+fn write_skipped(out: &mut dyn Write, fetched: &crate::sources::Fetched) -> io::Result<()> {
     if !fetched.found.skipped.is_empty() {
         writeln!(out, "\nNot installed:")?;
         for skipped in &fetched.found.skipped {
@@ -158,160 +137,8 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// What happened to one skill between what is installed and what was
-/// fetched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Unchanged,
-    Changed,
-    New,
-    Gone,
-}
-
-impl Status {
-    fn word(self) -> &'static str {
-        match self {
-            Status::Unchanged => "unchanged",
-            Status::Changed => "changed",
-            Status::New => "new",
-            Status::Gone => "gone",
-        }
-    }
-}
-
-/// One skill of an update.
-#[derive(Clone, Debug)]
-pub struct Change {
-    pub name: String,
-    pub status: Status,
-    /// The fetched skill (index into the fetched candidates), unless gone.
-    pub candidate: Option<usize>,
-    /// Files added, removed and changed (changed skills only).
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<String>,
-    /// The unified diff of `SKILL.md`, when it changed.
-    pub skill_md: Option<String>,
-    /// The store's copy could not be read: the diff is against nothing.
-    pub store_damaged: bool,
-}
-
-impl Change {
-    fn new(name: &str, status: Status, candidate: Option<usize>) -> Change {
-        Change {
-            name: name.to_owned(),
-            status,
-            candidate,
-            added: Vec::new(),
-            removed: Vec::new(),
-            changed: Vec::new(),
-            skill_md: None,
-            store_damaged: false,
-        }
-    }
-
-    /// Scripts added, removed or changed.
-    pub fn scripts(&self) -> Vec<&str> {
-        self.added
-            .iter()
-            .chain(&self.removed)
-            .chain(&self.changed)
-            .filter(|path| is_script(path, false))
-            .map(String::as_str)
-            .collect()
-    }
-}
-
-/// Compares what `source` has installed with what was fetched: per skill
-/// (matched by name, case-insensitively), in name order.
-pub fn compare(context: &Context, source: &Locked, fetched: &Fetched) -> Vec<Change> {
-    let mut changes: BTreeMap<String, Change> = BTreeMap::new();
-    let candidates = &fetched.found.candidates;
-    for (i, candidate) in candidates.iter().enumerate() {
-        let old = source
-            .skills
-            .iter()
-            .find(|s| s.name.eq_ignore_ascii_case(&candidate.name));
-        let change = match old {
-            None => Change::new(&candidate.name, Status::New, Some(i)),
-            // The same files upstream, but the store's copy no longer
-            // verifies: installed again (what `store-tampered` advises).
-            Some(old) if old.digest == candidate.digest => {
-                let entry = context.paths.entry(&old.digest);
-                if installed::verify_entry(&entry, &old.digest).is_ok() {
-                    Change::new(&candidate.name, Status::Unchanged, Some(i))
-                } else {
-                    let mut change = Change::new(&candidate.name, Status::Changed, Some(i));
-                    change.store_damaged = true;
-                    change
-                }
-            }
-            Some(old) => diff(&context.paths, &old.digest, candidate, i),
-        };
-        changes.insert(candidate.name.to_lowercase(), change);
-    }
-    for old in &source.skills {
-        changes
-            .entry(old.name.to_lowercase())
-            .or_insert_with(|| Change::new(&old.name, Status::Gone, None));
-    }
-    changes.into_values().collect()
-}
-
-/// A changed skill: its files compared with the store's copy.
-fn diff(paths: &Paths, old_digest: &str, candidate: &Candidate, index: usize) -> Change {
-    let mut change = Change::new(&candidate.name, Status::Changed, Some(index));
-    let entry = paths.entry(old_digest);
-    let old = match installed::verify_entry(&entry, old_digest) {
-        Ok(verified) => verified.files,
-        Err(_) => {
-            change.store_damaged = true;
-            Vec::new()
-        }
-    };
-    for file in &candidate.files {
-        match old.iter().find(|(path, _, _)| *path == file.path) {
-            None => change.added.push(file.path.clone()),
-            Some((_, sum, _)) if *sum != file.sum => change.changed.push(file.path.clone()),
-            Some(_) => {}
-        }
-    }
-    for (path, _, _) in &old {
-        if !candidate.files.iter().any(|f| f.path == *path) {
-            change.removed.push(path.clone());
-        }
-    }
-    let own = SKILL_FILES
-        .iter()
-        .find(|name| candidate.files.iter().any(|f| f.path == **name));
-    if let Some(own) = own
-        && (change.changed.iter().any(|p| p == own) || change.added.iter().any(|p| p == own))
-    {
-        let read = |path: std::path::PathBuf| {
-            crate::disk::read_text(&path, lock::MAX_BYTES).unwrap_or_default()
-        };
-        let before = if change.store_damaged {
-            String::new()
-        } else {
-            read(entry.join(own))
-        };
-        let after = read(candidate.dir.join(own));
-        let text = TextDiff::from_lines(&before, &after)
-            .unified_diff()
-            .context_radius(3)
-            .header(&format!("a/{own}"), &format!("b/{own}"))
-            .to_string();
-        change.skill_md = Some(text);
-    }
-    change
-}
-
 /// The changes of one source, as `update` shows them.
-pub fn write_changes(out: &mut dyn Write, pending: &Pending) -> Result<(), SourceError> {
-    write_changes_inner(out, pending).map_err(output)
-}
-
-fn write_changes_inner(out: &mut dyn Write, pending: &Pending) -> io::Result<()> {
+pub fn write_changes(out: &mut dyn Write, pending: &Pending) -> io::Result<()> {
     let source = &pending.source;
     let version = if pending.has_changes() {
         format!(
@@ -390,8 +217,8 @@ fn write_changes_inner(out: &mut dyn Write, pending: &Pending) -> io::Result<()>
                         printable(&scripts.join(", "))
                     )?;
                 }
-                if let Some(diff) = &change.skill_md {
-                    write_diff(out, diff)?;
+                if let Some(text) = &change.skill_md {
+                    write_diff(out, &text.unified())?;
                 }
                 for finding in &candidate.findings {
                     writeln!(out, "      {}", printable(&finding.to_string()))?;
