@@ -8,6 +8,11 @@
 //!
 //! Run with `cargo bench --bench files`; see `benches/README.md`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark builds its corpora with std::fs"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 

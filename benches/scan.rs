@@ -7,6 +7,12 @@
 //! `benches/make_corpus.py` and reused while their marker file is intact.
 //! See `benches/README.md` for what each figure means and the targets.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    reason = "a benchmark builds its corpora with std::fs and reports on stderr"
+)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,6 +6,11 @@
 //!     cargo build --example atomic_writer
 //!     target/debug/examples/atomic_writer FILE SIZE
 
+#![allow(
+    clippy::print_stderr,
+    reason = "a helper program says how it is used on stderr"
+)]
+
 use skillserve::disk::{self, NewFile};
 
 fn main() -> std::io::Result<()> {

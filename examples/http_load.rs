@@ -21,6 +21,12 @@
 //! loaded, and after the clients have gone). A raw HTTP/1.1 client over tokio keeps the client's
 //! own cost small; the machine's two cores are shared by both sides.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stdout,
+    reason = "a load generator reads /proc with std::fs and prints its table"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

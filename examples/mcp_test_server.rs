@@ -18,6 +18,12 @@
 //!
 //! `cargo run --example mcp_test_server -- varied` starts it by hand.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    reason = "a test server reads and writes its mode files with std::fs and talks on stderr"
+)]
+
 use std::time::Duration;
 
 use rmcp::model::{

@@ -130,6 +130,10 @@ pub fn read_text(place: Place, max: u64) -> Result<String, ReadError> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

@@ -95,6 +95,9 @@ codes! {
     LockInvalid = "lock-invalid",
     StoreMissing = "store-missing",
     StoreTampered = "store-tampered",
+    /// A published index names a skill otherwise than its `SKILL.md` does
+    /// (a plan's warning, never a served skill's).
+    IndexNameMismatch = "index-name-mismatch",
     // The security scan (`check --security`, and every skill of a folder
     // that is not the user's own before it is served).
     HiddenUnicode = "hidden-unicode",

@@ -479,6 +479,10 @@ fn sha256(mut file: fs::File) -> Result<([u8; 32], u64), FileError> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use crate::gate::tests::skill;

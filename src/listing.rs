@@ -414,6 +414,10 @@ pub fn suggest(listing: &Listing, requested: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 pub(crate) mod tests {
     use super::*;
     #[cfg(unix)]

@@ -24,7 +24,13 @@ fn main() {
         Err(err) => {
             // Logging may not be set up yet; this is the one line a client's
             // log shows for a start-up failure.
-            eprintln!("skillserve: {err:#}");
+            #[expect(
+                clippy::print_stderr,
+                reason = "the binary writes the CLI's output; this is its last line"
+            )]
+            {
+                eprintln!("skillserve: {err:#}");
+            }
             if err.is::<UsageError>() || err.is::<settings::SettingsError>() {
                 ExitCode::Usage
             } else {

@@ -748,6 +748,10 @@ fn needs_quotes(value: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use crate::diagnostic::Severity;

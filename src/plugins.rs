@@ -472,6 +472,10 @@ fn read_json(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Value> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use serde_json::json;

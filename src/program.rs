@@ -459,6 +459,10 @@ fn append_quoted(line: &mut String, arg: &str, force_quotes: bool) {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

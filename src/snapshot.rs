@@ -754,6 +754,10 @@ fn shadow_finding(loser: &Skill, winner: &Skill) -> Finding {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use crate::roots::Layout;

@@ -437,6 +437,10 @@ fn still_hidden(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use crate::config::{Env, Flags, Home, settings};

@@ -210,6 +210,10 @@ fn remove_keeping_comments(list: &mut Array, index: usize) {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

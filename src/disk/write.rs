@@ -79,6 +79,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8], new: NewFile) -> io::Result<()> {
     sync_folder(dir)
 }
 
+/// Creates the file `path` for writing, with its missing folders; an
+/// existing file is an error (`AlreadyExists`), never overwritten. For
+/// files written into a folder of skillserve's own making that is then
+/// renamed into place whole (a store entry, a fetched skill, an unpacked
+/// archive, `publish`'s staging folder): readers see that rename, not the
+/// file, so nothing is flushed here.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "disk is the writer of files; `create_new` never follows a planted file"
+)]
+pub fn create_file(path: &Path) -> io::Result<File> {
+    fs::create_dir_all(folder_of(path))?;
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// [`create_file`] holding `bytes`.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    create_file(path)?.write_all(bytes)
+}
+
+/// Copies the file `from` to the new file `to` (see [`create_file`]), with
+/// its permissions (an executable stays executable): for files of a store
+/// entry, which were hashed within a skill's bounds before.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "disk is the copier of files; the source is a verified store entry"
+)]
+pub fn copy_new(from: &Path, to: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    fs::create_dir_all(folder_of(to))?;
+    fs::copy(from, to).map(|_| ())
+}
+
 /// The file `path` names: a symlink's target (resolved), else `path`.
 fn target_of(path: &Path) -> io::Result<PathBuf> {
     match fs::symlink_metadata(path) {
@@ -100,7 +138,12 @@ fn folder_of(path: &Path) -> &Path {
 /// more can be done there.
 #[cfg(unix)]
 fn sync_folder(dir: &Path) -> io::Result<()> {
-    match File::open(dir).and_then(|folder| folder.sync_all()) {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a folder opened to flush it, by the writer itself"
+    )]
+    let folder = File::open(dir);
+    match folder.and_then(|folder| folder.sync_all()) {
         Err(err) if err.raw_os_error() == Some(libc::EINVAL) => Ok(()),
         other => other,
     }
@@ -141,6 +184,10 @@ pub fn lock_editors(path: &Path) -> io::Result<EditLock> {
     let name = target
         .file_name()
         .map_or_else(|| "file".into(), |name| name.to_string_lossy());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the lock file is disk's own, empty and never read"
+    )]
     let file = fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -189,6 +236,10 @@ fn lock_exclusive(file: &File) -> io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

@@ -176,6 +176,10 @@ fn canonical(value: &Value, out: &mut String) {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -242,6 +242,10 @@ fn format_time(secs: u64) -> String {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use crate::lock::LockedSkill;

@@ -1,6 +1,11 @@
 //! Views on real scans of temporary trees: filters free names, native
 //! folders keep them, and every lookup of a view agrees with its list.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
+
 use std::path::Path;
 use std::sync::Arc;
 

@@ -218,6 +218,10 @@ fn fresh(dir: &Path, listing: &Listing, entry: &Entry) -> bool {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

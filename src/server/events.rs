@@ -492,6 +492,10 @@ mod notify_backend {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
     use std::time::Duration;

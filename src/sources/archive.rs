@@ -15,6 +15,8 @@ use std::path::{Component, Path};
 
 use flate2::Compression;
 
+use crate::disk;
+
 /// At most this many files per skill.
 pub const MAX_FILES: usize = 512;
 /// At most this many bytes unpacked per skill.
@@ -250,14 +252,7 @@ impl<'a> Writer<'a> {
             path: rel.clone(),
             source,
         };
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(write_error)?;
-        }
-        let mut out = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(write_error)?;
+        let mut out = disk::create_file(&path).map_err(write_error)?;
         // The declared size may lie: never read more than is left.
         let copied = io::copy(&mut data.take(left + 1), &mut out).map_err(|e| {
             if is_capped(&e) {
@@ -352,6 +347,10 @@ pub fn pack_tar_gz(files: &mut [Packed<'_>]) -> io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 

@@ -5,6 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::diagnostic::Code;
+use crate::disk;
 use crate::installed::{self, Paths};
 use crate::lock::{Locked, SourceKind};
 use crate::plugins;
@@ -208,7 +210,7 @@ fn fetch_index(
             if entry.name != candidate.name {
                 candidate.findings.push(found::Shown {
                     severity: crate::diagnostic::Severity::Warning,
-                    code: "index-name-mismatch".into(),
+                    code: Code::IndexNameMismatch,
                     place: format!("{}/SKILL.md", entry.name),
                     message: format!(
                         "the index calls it '{}', its SKILL.md '{}'; it is served as '{}'",
@@ -239,10 +241,7 @@ fn copy_entry(paths: &Paths, digest: &str, dest: &Path) -> Result<(), SourceErro
             path: to.clone(),
             source,
         };
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        std::fs::copy(entry.join(path), &to).map_err(io)?;
+        disk::copy_new(&entry.join(path), &to).map_err(io)?;
         // Copies keep the store's read-only mode: the temporary folder
         // must stay removable.
         let mut permissions = std::fs::metadata(&to).map_err(io)?.permissions();

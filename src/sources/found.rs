@@ -128,7 +128,7 @@ pub struct FileSum {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Shown {
     pub severity: Severity,
-    pub code: String,
+    pub code: Code,
     /// Relative to the tree, with the line when there is one.
     pub place: String,
     pub message: String,
@@ -208,7 +208,7 @@ pub fn find(
                 attached.insert(i);
                 findings.push(Shown {
                     severity: d.severity,
-                    code: d.code.to_string(),
+                    code: d.code,
                     place: place(&d.path, d.line),
                     message: d.message.clone(),
                     security: false,
@@ -220,7 +220,7 @@ pub fn find(
             let d = f.at(&skill.dir);
             Shown {
                 severity: d.severity,
-                code: d.code.to_string(),
+                code: d.code,
                 place: place(&d.path, d.line),
                 message: d.message,
                 security: true,
@@ -350,6 +350,10 @@ pub fn relative(base: &Path, path: &Path) -> String {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests build and inspect their files with std::fs"
+)]
 mod tests {
     use super::*;
 
@@ -394,7 +398,7 @@ mod tests {
         assert!(
             odd.findings
                 .iter()
-                .any(|f| f.code == "name-invalid" && f.place == "odd/SKILL.md"),
+                .any(|f| f.code == Code::NameInvalid && f.place == "odd/SKILL.md"),
             "{:?}",
             odd.findings
         );

@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::digest;
-use crate::digest::is_digest;
+use crate::digest::{self, is_digest};
+use crate::disk;
 
 use super::SourceError;
 use super::archive;
@@ -172,7 +172,7 @@ pub fn fetch_artifact(client: &Client, entry: &Entry, dest: &Path) -> Result<(),
     };
     std::fs::create_dir_all(dest).map_err(io)?;
     match entry.kind {
-        ArtifactKind::SkillMd => std::fs::write(dest.join("SKILL.md"), &bytes).map_err(io),
+        ArtifactKind::SkillMd => disk::write_new(&dest.join("SKILL.md"), &bytes).map_err(io),
         ArtifactKind::Archive => {
             archive::unpack(&bytes, dest).map_err(|err| SourceError::Index {
                 url: entry.url.clone(),

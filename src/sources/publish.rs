@@ -7,14 +7,17 @@
 //! are those of DIR's.
 
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::diagnostic::Code;
 use crate::digest;
+use crate::disk::{self, ReadError};
 use crate::exit_codes::ExitCode;
 use crate::roots::Layout;
+use crate::spec;
 use crate::text::plural;
 
 use super::SourceError;
@@ -56,7 +59,7 @@ pub fn publish(
         if let Some(bad) = candidate
             .findings
             .iter()
-            .find(|f| f.code == "name-invalid" || f.code == "name-length")
+            .find(|f| matches!(f.code, Code::NameInvalid | Code::NameLength))
         {
             return Err(SourceError::Usage(format!(
                 "skill '{}' cannot be published: {} ({}); an index names skills by the Agent Skills rules",
@@ -88,7 +91,7 @@ pub fn publish(
         let path = path.to_path_buf();
         move |source| SourceError::Io { path, source }
     };
-    fs::write(staging.path().join("index.json"), &index_text)
+    disk::write_new(&staging.path().join("index.json"), index_text.as_bytes())
         .map_err(io(&staging.path().join("index.json")))?;
     // Swap the new folder in: the old one is moved aside, then removed.
     if let Some(parent) = target.parent() {
@@ -134,19 +137,25 @@ fn write_artifacts<'a>(
     for candidate in candidates {
         let read = |path: &str| {
             let full = candidate.dir.join(path);
-            fs::read(&full).map_err(|source| SourceError::Io { path: full, source })
+            // Regular files only, within a skill's bounds (found listed
+            // them through the gate).
+            disk::read_bytes(&full, spec::MAX_SKILL_BYTES).map_err(|err| SourceError::Io {
+                path: full,
+                source: match err {
+                    ReadError::Io(err) => err,
+                    other => io::Error::other(other.to_string()),
+                },
+            })
         };
         let lone = candidate.files.len() == 1 && candidate.files[0].path == "SKILL.md";
         let (kind, url, bytes) = if lone {
             let bytes = read("SKILL.md")?;
             let folder = dest.join(&candidate.name);
-            fs::create_dir_all(&folder).map_err(|source| SourceError::Io {
-                path: folder.clone(),
-                source,
-            })?;
-            fs::write(folder.join("SKILL.md"), &bytes).map_err(|source| SourceError::Io {
-                path: folder.join("SKILL.md"),
-                source,
+            disk::write_new(&folder.join("SKILL.md"), &bytes).map_err(|source| {
+                SourceError::Io {
+                    path: folder.join("SKILL.md"),
+                    source,
+                }
             })?;
             (
                 ArtifactKind::SkillMd,
@@ -174,7 +183,7 @@ fn write_artifacts<'a>(
                 source,
             })?;
             let name = format!("{}.tar.gz", candidate.name);
-            fs::write(dest.join(&name), &bytes).map_err(|source| SourceError::Io {
+            disk::write_new(&dest.join(&name), &bytes).map_err(|source| SourceError::Io {
                 path: dest.join(&name),
                 source,
             })?;

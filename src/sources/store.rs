@@ -90,7 +90,6 @@ fn copy_files(candidate: &Candidate, dest: &Path) -> Result<(), SourceError> {
         if let Some(parent) = to.parent()
             && !parent.exists()
         {
-            fs::create_dir_all(parent).map_err(io(parent.to_path_buf()))?;
             let mut folder = parent;
             while folder != dest {
                 folders.push(folder.to_path_buf());
@@ -102,7 +101,7 @@ fn copy_files(candidate: &Candidate, dest: &Path) -> Result<(), SourceError> {
                 path: from.clone(),
                 source: io::Error::other(err.to_string()),
             })?;
-        let mut writer = fs::File::create(&to).map_err(io(to.clone()))?;
+        let mut writer = disk::create_file(&to).map_err(io(to.clone()))?;
         let mut tee = Tee {
             inner: &mut reader,
             out: &mut writer,

@@ -542,10 +542,8 @@ fn sigterm_during_a_large_rescan_exits_zero_promptly() {
         "the ping comes before the rescan ends: {answer}"
     );
     // SAFETY: kill(2) with a pid we own and a valid signal number.
-    assert_eq!(
-        unsafe { libc::kill(raw.child.id() as i32, libc::SIGTERM) },
-        0
-    );
+    let sent = unsafe { libc::kill(raw.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(sent, 0);
     let status = wait_for_exit(&mut raw.child, NOTIFY_WITHIN).expect("exits");
     let stderr = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");

@@ -252,10 +252,8 @@ fn no_miss_at_100000_skills_holds_up_a_ping_a_signal_or_the_end_of_stdin() {
         match ending {
             "SIGTERM" => {
                 // SAFETY: kill(2) with a pid we own and a valid signal number.
-                assert_eq!(
-                    unsafe { libc::kill(raw.child.id() as i32, libc::SIGTERM) },
-                    0
-                );
+                let sent = unsafe { libc::kill(raw.child.id() as i32, libc::SIGTERM) };
+                assert_eq!(sent, 0);
             }
             _ => raw.close_stdin(),
         }

@@ -271,10 +271,8 @@ impl HttpServer {
     /// Sends SIGTERM and waits for the exit.
     pub fn terminate(mut self) -> (ExitStatus, String) {
         // SAFETY: kill(2) with a pid we own and a valid signal number.
-        assert_eq!(
-            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) },
-            0
-        );
+        let sent = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        assert_eq!(sent, 0);
         let status = wait_for_exit(&mut self.child, PATIENCE).expect("exits after SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
         (status, self.log())
