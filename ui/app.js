@@ -365,7 +365,10 @@
 
   function failure(error) {
     if (error && error.code === "unauthorized" && !state.inHost) return login(error.message);
-    say("error", (error && error.message) || String(error));
+    const message = (error && error.message) || String(error);
+    // The server's messages are lines of the command line's kind: a
+    // sentence here.
+    say("error", message.charAt(0).toUpperCase() + message.slice(1));
   }
 
   function show(view) {
@@ -647,7 +650,7 @@
 
   // A question answered on the page itself: a host's sandbox may not allow
   // the browser's own dialogs.
-  function ask(question) {
+  function ask(question, where) {
     return new Promise((resolve) => {
       const done = (answer) => {
         box.remove();
@@ -656,7 +659,8 @@
       const yes = el("button", { class: "primary", onclick: () => done(true) }, "Yes");
       const box = el("div", { class: "notice", role: "alertdialog", "aria-label": question }, question, " ", yes, " ", el("button", { onclick: () => done(false) }, "Cancel"));
       const actions = root().querySelector(".actions");
-      if (actions) actions.after(box);
+      if (where) where.replaceChildren(box);
+      else if (actions) actions.after(box);
       else root().prepend(box);
       yes.focus();
     });
@@ -691,6 +695,10 @@
     }
   }
 
+  // ---- Sources: add (plan → install), update (report → apply), remove ----
+  // A fetch can take a while: the page says what it is doing and for how
+  // long, and keeps the reviewed plan's id and digest for the install.
+
   async function sourcesView() {
     frame(el("p", { class: "loading" }, "Loading the sources…"));
     let data;
@@ -699,12 +707,13 @@
     } catch (error) {
       return failure(error);
     }
-    if (state.view !== "sources") return;
+    if (state.view !== "sources" || state.skill) return;
+    const actions = canChange();
     const table = data.sources.length
       ? el(
           "table",
-          null,
-          el("thead", null, el("tr", null, ["Source", "Commit", "Updated", "Skills"].map((h) => el("th", { scope: "col" }, h)))),
+          { class: "sources" },
+          el("thead", null, el("tr", null, ["Source", "Commit", "Updated", "Skills", actions ? "" : null].filter((h) => h !== null).map((h) => el("th", { scope: "col" }, h)))),
           el(
             "tbody",
             null,
@@ -712,21 +721,297 @@
               el(
                 "tr",
                 { "data-source": s.id },
-                el("td", { class: "name" }, s.id, el("div", { class: "reason mono" }, s.url + (s.subdir ? " (" + s.subdir + ")" : "") + (s.reference ? " @ " + s.reference : ""))),
-                el("td", { class: "mono" }, s.version.slice(0, 12)),
+                el("td", { class: "name" }, s.id, el("div", { class: "reason mono" }, s.url + (s.path ? " (" + s.path + ")" : "") + (s.ref ? " @ " + s.ref : ""))),
+                el("td", { class: "mono", title: s.version }, shortVersion(s.version)),
                 el("td", null, s.updated),
-                el("td", null, s.skills.join(", ")),
+                el("td", null, s.skills.map((k) => k.name).join(", ")),
+                actions
+                  ? el(
+                      "td",
+                      { class: "row-actions" },
+                      el("button", { onclick: () => checkUpdate(s.id) }, "Check for updates"),
+                      " ",
+                      el("button", { class: "danger", onclick: () => removeSource(s) }, "Remove"),
+                    )
+                  : null,
               ),
             ),
           ),
         )
       : el("p", null, "No sources are installed.");
     frame(
-      el("h2", null, "Installed sources"),
-      el("p", { class: "summary" }, "From " + (data.lock || "sources.lock") + "."),
+      el("h2", null, "Sources"),
+      el("p", { class: "summary" }, "Skills installed from git repositories and published indexes, pinned in " + (data.lock || "sources.lock") + "."),
+      actions ? addForm() : el("p", { class: "summary" }, "Read only. To add, update or remove a source: ", el("code", null, "skillserve add URL"), ", ", el("code", null, "skillserve update"), ", ", el("code", null, "skillserve remove ID"), "."),
+      el("div", { id: "review" }),
       table,
-      el("p", { class: "summary" }, "To add, update or remove a source: ", el("code", null, "skillserve add URL"), ", ", el("code", null, "skillserve update"), ", ", el("code", null, "skillserve remove ID"), "."),
     );
+  }
+
+  function shortVersion(version) {
+    return version.startsWith("sha256:") ? version.slice(0, 19) + "…" : version.slice(0, 12);
+  }
+
+  function addForm() {
+    const source = el("input", { type: "text", name: "source", required: true, "aria-label": "Source to add", placeholder: "owner/repo, a git URL, a local checkout, or https://host", autocomplete: "off", spellcheck: "false" });
+    const field = (name, label, hint) => el("label", { class: "field" }, label, el("input", { type: "text", name, placeholder: hint, autocomplete: "off", spellcheck: "false" }));
+    const form = el(
+      "form",
+      {
+        class: "add panel",
+        onsubmit: (e) => {
+          e.preventDefault();
+          const values = Object.fromEntries(new FormData(form).entries());
+          const args = { source: values.source.trim() };
+          if (values.id && values.id.trim()) args.id = values.id.trim();
+          if (values.ref && values.ref.trim()) args.ref = values.ref.trim();
+          if (values.path && values.path.trim()) args.path = values.path.trim();
+          const skills = (values.skills || "").split(/[\s,]+/).filter(Boolean);
+          if (skills.length) args.skills = skills;
+          reviewAdd(args);
+        },
+      },
+      el("h3", null, "Add a source"),
+      el("div", { class: "add-row" }, source, el("button", { class: "primary", type: "submit" }, "Review")),
+      el(
+        "details",
+        null,
+        el("summary", null, "Options"),
+        el("div", { class: "fields" }, field("id", "Id", "from the URL"), field("ref", "Branch, tag or commit", "the default branch"), field("path", "Folder", "the whole repository"), field("skills", "Only these skills", "every skill")),
+      ),
+      el("p", { class: "summary" }, "Nothing is installed until you have reviewed the plan."),
+    );
+    return form;
+  }
+
+  // Runs `work` while showing what it does and for how long.
+  async function withProgress(text, work) {
+    // What the last action said is not about this one.
+    state.notice = null;
+    const old = root().querySelector(".notice");
+    if (old) old.remove();
+    const host = document.getElementById("review");
+    const started = Date.now();
+    const label = el("span", null, text);
+    const clock = el("span", { class: "elapsed" }, "");
+    const box = el("div", { class: "progress", role: "status", "aria-live": "polite" }, el("span", { class: "spinner", "aria-hidden": "true" }), label, " ", clock);
+    if (host) host.replaceChildren(box);
+    const timer = setInterval(() => {
+      clock.textContent = Math.round((Date.now() - started) / 1000) + " s";
+    }, 1000);
+    // One action at a time: the buttons wait for this one.
+    const paused = [...document.querySelectorAll("main button:not([disabled])")];
+    paused.forEach((b) => (b.disabled = true));
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+      box.remove();
+      paused.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  async function reviewAdd(args) {
+    state.notice = null;
+    let answer;
+    try {
+      answer = await withProgress("Fetching " + args.source + " and scanning its skills…", () => change("app_add", args));
+    } catch (error) {
+      return failure(error);
+    }
+    if (state.view !== "sources" || state.skill) return;
+    showPlan(answer);
+  }
+
+  function findingsOf(findings) {
+    return findings.length
+      ? el(
+          "ul",
+          { class: "plan-findings" },
+          findings.map((f) => el("li", { class: "finding " + f.severity }, el("strong", null, f.severity), " ", el("span", { class: "mono" }, f.code), " ", el("span", { class: "mono" }, f.place), ": ", f.message)),
+        )
+      : null;
+  }
+
+  function filesNote(skill) {
+    const scripts = skill.files.filter((f) => f.script).map((f) => f.path);
+    return [
+      skill.files.length + (skill.files.length === 1 ? " file, " : " files, ") + size(skill.size),
+      scripts.length ? el("span", { class: "script" }, " · " + scripts.length + (scripts.length === 1 ? " script: " : " scripts: ") + scripts.join(", ")) : " · no scripts",
+    ];
+  }
+
+  // The risky rule: error-level security findings need a second yes.
+  function riskyGate(names, verb, button) {
+    if (!names.length) return null;
+    const box = el("input", {
+      type: "checkbox",
+      onchange: (e) => {
+        button.disabled = !e.target.checked;
+      },
+    });
+    button.disabled = true;
+    return el("label", { class: "risky" }, box, " " + verb + " anyway: I have read the error-level security findings of " + names.join(", ") + ".");
+  }
+
+  function showPlan(answer) {
+    const plan = answer.add;
+    const host = document.getElementById("review");
+    const where = (s) => (s.path === "" && plan.kind === "git" ? "the repository itself" : s.path);
+    const install = el("button", { class: "primary", onclick: () => installPlan(answer) }, "Install " + plan.skills.length + (plan.skills.length === 1 ? " skill" : " skills"));
+    const gate = riskyGate(plan.risky, "Install", install);
+    host.replaceChildren(
+      el(
+        "section",
+        { class: "panel plan", "aria-label": "Plan" },
+        el("h3", null, "Plan: " + plan.skills.length + (plan.skills.length === 1 ? " skill" : " skills") + " to install as source '" + plan.id + "'"),
+        el(
+          "p",
+          { class: "summary" },
+          plan.url + (plan.subdir ? " (" + plan.subdir + ")" : "") + " · " + (plan.kind === "git" ? (plan.reference || "the default branch") + ", commit " : "index ") + shortVersion(plan.version),
+        ),
+        el(
+          "ul",
+          { class: "plan-skills" },
+          plan.skills.map((s) =>
+            el(
+              "li",
+              { class: s.risky ? "risky-skill" : null, "data-skill": s.name },
+              el("div", null, el("strong", null, s.name), s.risky ? el("span", { class: "badge quarantined" }, "security errors") : null, " ", el("span", { class: "desc" }, s.description)),
+              el("div", { class: "reason" }, where(s), " · ", filesNote(s)),
+              findingsOf(s.findings),
+            ),
+          ),
+        ),
+        plan.skipped.length ? el("div", null, el("h3", null, "Not installed"), el("ul", null, plan.skipped.map((s) => el("li", null, el("span", { class: "mono" }, s.place), ": ", s.reason)))) : null,
+        plan.notes.length ? el("ul", { class: "reason" }, plan.notes.map((n) => el("li", null, n))) : null,
+        gate,
+        el("div", { class: "actions" }, install, el("button", { onclick: () => host.replaceChildren() }, "Cancel")),
+      ),
+    );
+    host.scrollIntoView({ block: "nearest" });
+  }
+
+  async function installPlan(answer) {
+    const gate = document.querySelector(".plan .risky input");
+    const args = { plan: answer.plan, digest: answer.add.digest };
+    if (gate && gate.checked) args.allow_risky = true;
+    let done;
+    try {
+      done = await withProgress("Installing…", () => change("app_install", args));
+      state.overview = await call("app_overview", {});
+    } catch (error) {
+      return failure(error);
+    }
+    await sourcesView();
+    say("ok", "Installed " + done.skills.length + (done.skills.length === 1 ? " skill" : " skills") + " (" + done.skills.join(", ") + ") from " + done.source + " as source '" + done.id + "'.");
+  }
+
+  async function checkUpdate(id) {
+    state.notice = null;
+    let answer;
+    try {
+      answer = await withProgress("Fetching source '" + id + "' again…", () => change("app_update", { id }));
+    } catch (error) {
+      return failure(error);
+    }
+    if (state.view !== "sources" || state.skill) return;
+    showUpdate(answer);
+  }
+
+  function sideBySide(diff) {
+    const cells = (line, side, kind) =>
+      line
+        ? [el("td", { class: "num" }, String(line.number)), el("td", { class: "text " + kind + "-" + side }, line.text)]
+        : [el("td", { class: "num" }), el("td", { class: "text empty" })];
+    const body = [];
+    diff.hunks.forEach((hunk, i) => {
+      if (i > 0) body.push(el("tr", { class: "gap" }, el("td", { colspan: "4" }, "⋯")));
+      for (const row of hunk.rows) body.push(el("tr", { class: row.kind }, cells(row.before, "before", row.kind), cells(row.after, "after", row.kind)));
+    });
+    return el(
+      "div",
+      { class: "diff-wrap" },
+      el(
+        "table",
+        { class: "diff", "aria-label": diff.file + ", before and after" },
+        el("colgroup", null, el("col", { class: "num" }), el("col"), el("col", { class: "num" }), el("col")),
+        el("thead", null, el("tr", null, el("th", { colspan: "2", scope: "col" }, diff.file + " installed"), el("th", { colspan: "2", scope: "col" }, diff.file + " upstream"))),
+        el("tbody", null, body),
+      ),
+      diff.more_rows ? el("p", { class: "summary" }, "… and " + diff.more_rows + " more rows.") : null,
+    );
+  }
+
+  function showUpdate(answer) {
+    const report = answer.update;
+    const host = document.getElementById("review");
+    const head = el("h3", null, "Source '" + report.id + "': " + shortVersion(report.from) + (report.has_changes ? " → " + shortVersion(report.to) : ""));
+    if (!answer.plan) {
+      host.replaceChildren(el("section", { class: "panel update", "aria-label": "Update" }, head, el("p", null, "Up to date: nothing changed upstream for its skills.")));
+      return;
+    }
+    const changed = report.changes.filter((c) => c.status !== "unchanged").length;
+    const apply = el("button", { class: "primary", onclick: () => applyUpdate(answer) }, "Apply the update");
+    const gate = riskyGate(report.risky, "Update", apply);
+    const item = (c) => {
+      const parts = [el("div", null, el("span", { class: "badge change-" + c.status }, c.status), " ", el("strong", null, c.name))];
+      if (c.status === "new") parts.push(el("div", { class: "desc" }, c.skill.description), el("div", { class: "reason" }, filesNote(c.skill)), findingsOf(c.skill.findings));
+      if (c.status === "gone") parts.push(el("div", { class: "reason" }, "No longer upstream: it will be removed."));
+      if (c.status === "changed") {
+        if (c.store_damaged) parts.push(el("div", { class: "reason" }, "The store's copy was changed or is missing: it is installed again."));
+        const files = [];
+        for (const [word, list] of [["added", c.added], ["removed", c.removed], ["changed", c.changed]]) for (const p of list) files.push(el("li", null, word + " ", el("span", { class: "mono" }, p)));
+        if (files.length) parts.push(el("ul", { class: "files-changed" }, files));
+        if (c.scripts.length) parts.push(el("div", { class: "notice scripts-changed", role: "note" }, "Scripts changed: " + c.scripts.join(", ") + " — review them before installing."));
+        if (c.skill_md) parts.push(sideBySide(c.skill_md));
+        parts.push(findingsOf(c.skill.findings));
+      }
+      return el("li", { "data-skill": c.name, class: "change " + c.status }, parts);
+    };
+    host.replaceChildren(
+      el(
+        "section",
+        { class: "panel update", "aria-label": "Update" },
+        head,
+        el("p", { class: "summary" }, changed + (changed === 1 ? " skill" : " skills") + " changed, new or gone; nothing is installed until you apply it."),
+        el("ul", { class: "plan-skills" }, report.changes.map(item)),
+        gate,
+        el("div", { class: "actions" }, apply, el("button", { onclick: () => host.replaceChildren() }, "Cancel")),
+      ),
+    );
+    host.scrollIntoView({ block: "nearest" });
+  }
+
+  async function applyUpdate(answer) {
+    const gate = document.querySelector(".update .risky input");
+    const args = { plan: answer.plan, digest: answer.update.digest };
+    if (gate && gate.checked) args.allow_risky = true;
+    let done;
+    try {
+      done = await withProgress("Installing the update…", () => change("app_apply", args));
+      state.overview = await call("app_overview", {});
+    } catch (error) {
+      return failure(error);
+    }
+    await sourcesView();
+    const one = done.updated[0];
+    say("ok", one ? "Updated source '" + one.id + "' to " + shortVersion(one.to) + "." : "Nothing was updated.");
+  }
+
+  async function removeSource(source) {
+    const names = source.skills.map((k) => k.name);
+    const question = "Remove source '" + source.id + "' and its " + names.length + (names.length === 1 ? " skill" : " skills") + (names.length ? " (" + names.join(", ") + ")" : "") + "?";
+    if (!(await ask(question, document.getElementById("review")))) return;
+    let done;
+    try {
+      done = await change("app_remove", { id: source.id });
+      state.overview = await call("app_overview", {});
+    } catch (error) {
+      return failure(error);
+    }
+    await sourcesView();
+    say("ok", "Removed source '" + done.id + "' (" + done.skills.length + (done.skills.length === 1 ? " skill" : " skills") + ").");
   }
 
   async function quarantineView() {

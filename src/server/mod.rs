@@ -227,7 +227,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     let server = Dispatch(SkillServer::new(
         Arc::clone(&registry),
         caller,
-        app,
+        Arc::clone(&app),
         &options,
     ));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
@@ -274,7 +274,9 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     };
     // Nothing to tear down: the process exits next, and dropping the
     // snapshot, the caches and the watcher (whose thread unwatches every
-    // folder one by one) took 40–60 ms at 10,000 skills, measured.
+    // folder one by one) took 40–60 ms at 10,000 skills, measured. The
+    // app's plans go: they hold fetched files in temporary folders.
+    app.close();
     std::mem::forget(registry);
     Ok(stop)
 }

@@ -237,6 +237,12 @@ impl Registry {
         self.changes_pending.store(pending, Ordering::SeqCst);
     }
 
+    /// The environment the server started with (what the sources actions
+    /// of the skills app need to find `git` and the folders).
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
     /// The settings in use.
     pub fn settings(&self) -> Arc<Settings> {
         let current = self.settings.lock().unwrap_or_else(PoisonError::into_inner);

@@ -95,6 +95,11 @@ async fn a_client_with_the_ui_extension_is_offered_the_manager_on_both_protocols
                 "app_skill",
                 "app_file",
                 "app_sources",
+                "app_add",
+                "app_install",
+                "app_update",
+                "app_apply",
+                "app_remove",
                 "app_enable",
                 "app_disable",
                 "app_trust",
@@ -114,6 +119,33 @@ async fn a_client_with_the_ui_extension_is_offered_the_manager_on_both_protocols
             let tool = serde_json::to_value(tool).unwrap();
             assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["app"]), "{tool}");
         }
+        // Fetching reads the world; installing and removing change it.
+        let hints = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            let a = tool.annotations.as_ref().unwrap();
+            (
+                a.read_only_hint,
+                a.destructive_hint,
+                a.idempotent_hint,
+                a.open_world_hint,
+            )
+        };
+        assert_eq!(
+            hints("app_add"),
+            (Some(true), Some(false), Some(true), Some(true))
+        );
+        assert_eq!(
+            hints("app_install"),
+            (Some(false), Some(true), Some(false), Some(false))
+        );
+        assert_eq!(
+            hints("app_remove"),
+            (Some(false), Some(true), Some(false), Some(false))
+        );
+        assert_eq!(
+            hints("app_disable"),
+            (Some(false), Some(true), Some(true), Some(false))
+        );
         let (nonce, html) = render(&server).await;
         assert!(html.starts_with("<!doctype html>"));
         let (again, _) = render(&server).await;
@@ -495,6 +527,13 @@ fn over_http_the_page_is_at_the_root_and_a_change_needs_an_admin_token() {
     );
     assert!(!fixture.path("home/.config/skillserve/config.toml").exists());
     server.wait_for_log("http token:reader app_disable 'pdf': refused");
+    // Nor may it make the server fetch a source.
+    let fetch = call("app_add", json!({"source": "https://example.com/a/b.git"})).answer();
+    assert_eq!(
+        fetch["result"]["structuredContent"]["error"]["code"],
+        "forbidden"
+    );
+    server.wait_for_log("http token:reader app_add 'https://example.com/a/b.git': refused");
 }
 
 /// `skillserve ui --no-open` in `fixture`: the process, the page's address
@@ -654,4 +693,377 @@ async fn the_app_and_the_cli_editing_config_toml_at_once_lose_neither_change() {
         );
     }
     server.stop().await;
+}
+
+/// A server of no skills but installed ones, for a client with the UI
+/// extension, with `git` on its PATH and the config and data folders in
+/// `fixture` (as `tests/it/sources.rs` runs the commands).
+async fn sources_server(fixture: &Fixture, v2026: bool) -> Server {
+    let mut command = fixture.command(&["--no-project", "--no-user", "--no-plugins"]);
+    crate::sources::sources_env(fixture, &mut command);
+    // Fetched trees go here, to see that none is left behind.
+    std::fs::create_dir_all(fixture.path("tmp")).unwrap();
+    command.env("TMPDIR", fixture.path("tmp"));
+    Server::start_ui(command, v2026).await
+}
+
+fn failure(result: &CallToolResult) -> (&str, &str) {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let code = result.structured_content.as_ref().unwrap()["error"]["code"]
+        .as_str()
+        .unwrap();
+    (code, text(result))
+}
+
+#[tokio::test]
+async fn a_source_is_added_as_its_plan_was_reviewed_then_updated_side_by_side_and_removed() {
+    use crate::sources::{commit, lock_text, upstream};
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    let first = crate::sources::git(&fixture, &fixture.path("upstream"), &["rev-parse", "HEAD"]);
+    let server = sources_server(&fixture, false).await;
+    let (nonce, _) = render(&server).await;
+
+    // The plan: what `skillserve add` shows, nothing written yet.
+    let planned = call(&server, "app_add", json!({"source": url, "nonce": nonce})).await;
+    let value = structured(&planned).clone();
+    assert_eq!(
+        text(&planned),
+        format!(
+            "To install as source 'upstream' from {url} ({}): 2 skills: docx, pdf.",
+            &first[..12]
+        )
+    );
+    let plan = &value["add"];
+    assert_eq!(plan["id"], "upstream");
+    assert_eq!(plan["kind"], "git");
+    assert_eq!(plan["version"], first);
+    let pdf = &plan["skills"][1];
+    assert_eq!(pdf["name"], "pdf");
+    assert_eq!(pdf["path"], "skills/pdf");
+    assert_eq!(pdf["files"][1]["path"], "scripts/fill.py");
+    assert_eq!(pdf["files"][1]["script"], true);
+    assert!(pdf["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(plan["risky"], json!([]));
+    assert_eq!(value["expires_in"], 900);
+    assert!(lock_text(&fixture).is_none(), "a plan writes nothing");
+    let plan_id = value["plan"].as_str().unwrap().to_owned();
+    let digest = plan["digest"].as_str().unwrap().to_owned();
+
+    // Installing needs the plan as reviewed.
+    let wrong = call(
+        &server,
+        "app_install",
+        json!({"plan": plan_id, "digest": format!("sha256:{}", "0".repeat(64)), "nonce": nonce}),
+    )
+    .await;
+    assert!(
+        failure(&wrong)
+            .1
+            .contains("is not the one reviewed (its digest is sha256:"),
+        "{wrong:?}"
+    );
+    let unknown = call(
+        &server,
+        "app_install",
+        json!({"plan": "f".repeat(32), "digest": digest, "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        failure(&unknown).1,
+        format!(
+            "plan {} is not kept (any more): plans are kept 15 minutes, the last 4, until the server restarts; review the source again",
+            "f".repeat(32)
+        )
+    );
+    // An upstream commit after the review: what was reviewed is installed.
+    fixture.write(
+        "upstream/skills/pdf/SKILL.md",
+        &crate::sources::skill_md("pdf", "Fill PDF forms.", "# PDF\n\nA newer text."),
+    );
+    let second = commit(&fixture, "after the review");
+    let installed = call(
+        &server,
+        "app_install",
+        json!({"plan": plan_id, "digest": digest, "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        text(&installed),
+        format!("Installed 2 skills from {url}@{first} as source 'upstream'.")
+    );
+    assert_eq!(structured(&installed)["skills"], json!(["docx", "pdf"]));
+    let lock = lock_text(&fixture).unwrap();
+    assert!(lock.contains(&format!("commit = \"{first}\"")), "{lock}");
+    // Served at once, with its provenance, as it was reviewed.
+    let page = call(
+        &server,
+        "app_catalog",
+        json!({"source": "installed:upstream"}),
+    )
+    .await;
+    let page = structured(&page);
+    assert_eq!(page["matched"], 2);
+    assert_eq!(
+        page["rows"][1]["provenance"]["source"],
+        format!("{url}@{first}")
+    );
+    assert!(text(&server.call("pdf").await).contains("Run scripts/fill.py."));
+    let again = call(
+        &server,
+        "app_install",
+        json!({"plan": plan_id, "digest": digest, "nonce": nonce}),
+    )
+    .await;
+    assert!(
+        failure(&again).1.contains("is not kept"),
+        "a plan installs once"
+    );
+
+    // The update: the change report, the SKILL.md side by side.
+    fixture.write("upstream/skills/pdf/scripts/fill.py", "print('fill v2')\n");
+    let third = commit(&fixture, "a new script");
+    let report = call(
+        &server,
+        "app_update",
+        json!({"id": "upstream", "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        text(&report),
+        format!(
+            "Source 'upstream': 1 skill changed, new or gone ({} → {}).",
+            &first[..12],
+            &third[..12]
+        )
+    );
+    let report = structured(&report).clone();
+    let update = &report["update"];
+    assert_eq!(update["from"], first);
+    assert_eq!(update["to"], third);
+    let changes = update["changes"].as_array().unwrap();
+    assert_eq!(changes[0]["name"], "docx");
+    assert_eq!(changes[0]["status"], "unchanged");
+    let pdf = &changes[1];
+    assert_eq!(pdf["status"], "changed");
+    assert_eq!(pdf["changed"], json!(["SKILL.md", "scripts/fill.py"]));
+    assert_eq!(pdf["scripts"], json!(["scripts/fill.py"]));
+    let rows = pdf["skill_md"]["hunks"][0]["rows"].as_array().unwrap();
+    let changed = rows.iter().find(|r| r["kind"] == "changed").unwrap();
+    assert_eq!(changed["before"]["text"], "Run scripts/fill.py.");
+    assert_eq!(changed["after"]["text"], "A newer text.");
+    assert_eq!(changed["before"]["number"], changed["after"]["number"]);
+    assert_eq!(pdf["skill"]["name"], "pdf");
+    assert!(
+        lock_text(&fixture).unwrap().contains(&first),
+        "a report writes nothing"
+    );
+    let _ = second;
+
+    let applied = call(
+        &server,
+        "app_apply",
+        json!({"plan": report["plan"], "digest": update["digest"], "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        text(&applied),
+        format!("Updated source 'upstream' to {}.", &third[..12])
+    );
+    let lock = lock_text(&fixture).unwrap();
+    assert!(lock.contains(&format!("commit = \"{third}\"")), "{lock}");
+    assert!(text(&server.call("pdf").await).contains("A newer text."));
+    let current = call(
+        &server,
+        "app_update",
+        json!({"id": "upstream", "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        text(&current),
+        format!("Source 'upstream' is up to date ({}).", &third[..12])
+    );
+    assert_eq!(structured(&current)["plan"], Value::Null);
+
+    // Remove.
+    let removed = call(
+        &server,
+        "app_remove",
+        json!({"id": "upstream", "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        text(&removed),
+        "Removed source 'upstream' and its 2 skills."
+    );
+    assert!(!lock_text(&fixture).unwrap().contains("[sources.upstream]"));
+    let sources = call(&server, "app_sources", json!({})).await;
+    assert_eq!(structured(&sources)["sources"], json!([]));
+    assert!(server.call("pdf").await.is_error == Some(true));
+
+    let (_, log) = server.stop().await;
+    for line in [
+        format!("stdio client app_add '{url}': done: To install as source 'upstream'"),
+        format!("stdio client app_install plan {plan_id}: done: Installed 2 skills"),
+        "stdio client app_update 'upstream': done: Source 'upstream': 1 skill changed".to_owned(),
+        "stdio client app_remove 'upstream': done: Removed source 'upstream'".to_owned(),
+    ] {
+        assert!(log.contains(&line), "{line}\n{log}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_url_and_a_vanished_source_are_clear_errors_that_change_nothing() {
+    use crate::sources::{lock_text, upstream};
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    let server = sources_server(&fixture, true).await;
+    let (nonce, _) = render(&server).await;
+
+    let missing = fixture.path("nowhere");
+    let failed = call(
+        &server,
+        "app_add",
+        json!({"source": format!("file://{}", missing.display()), "nonce": nonce}),
+    )
+    .await;
+    let (code, message) = failure(&failed);
+    assert_eq!(code, "failed");
+    assert!(
+        message.starts_with(&format!(
+            "git could not fetch file://{}: ",
+            missing.display()
+        )),
+        "{message}"
+    );
+    assert!(lock_text(&fixture).is_none());
+
+    let planned = call(&server, "app_add", json!({"source": url, "nonce": nonce})).await;
+    let planned = structured(&planned).clone();
+    let installed = call(
+        &server,
+        "app_install",
+        json!({"plan": planned["plan"], "digest": planned["add"]["digest"], "nonce": nonce}),
+    )
+    .await;
+    structured(&installed);
+    let lock = lock_text(&fixture).unwrap();
+    let version = planned["add"]["version"].as_str().unwrap().to_owned();
+
+    // The repository goes away: the update says so, and nothing changes.
+    std::fs::remove_dir_all(fixture.path("upstream")).unwrap();
+    let vanished = call(
+        &server,
+        "app_update",
+        json!({"id": "upstream", "nonce": nonce}),
+    )
+    .await;
+    let (_, message) = failure(&vanished);
+    assert!(
+        message.starts_with(&format!(
+            "could not fetch source 'upstream' again: git could not fetch {url}: "
+        )),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(&format!(
+            "; nothing was changed: 'upstream' stays at {} and its skills are still served. If its repository moved or is gone, remove the source (and add it again from where it is now)",
+            &version[..12]
+        )),
+        "{message}"
+    );
+    assert_eq!(lock_text(&fixture).unwrap(), lock);
+    assert_ne!(server.call("pdf").await.is_error, Some(true));
+
+    // An unknown source, and arguments of the wrong kind.
+    let unknown = call(&server, "app_update", json!({"id": "nope", "nonce": nonce})).await;
+    assert_eq!(
+        failure(&unknown).1,
+        "there is no source 'nope'; installed sources: upstream"
+    );
+    let bad = call(
+        &server,
+        "app_add",
+        json!({"source": url, "skills": "pdf", "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(failure(&bad).1, "`skills` must be a list of names");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn fetching_a_source_needs_the_nonce_and_only_the_last_plans_are_kept() {
+    use crate::sources::{lock_text, upstream};
+    let fixture = Fixture::empty();
+    let url = upstream(&fixture);
+    let server = sources_server(&fixture, false).await;
+    for tool in [
+        "app_add",
+        "app_update",
+        "app_install",
+        "app_apply",
+        "app_remove",
+    ] {
+        let refused = call(&server, tool, json!({"source": url, "id": "upstream"})).await;
+        assert_eq!(failure(&refused).0, "forbidden", "{tool}");
+    }
+    let (nonce, _) = render(&server).await;
+    let mut plans = Vec::new();
+    for i in 0..5 {
+        let planned = call(
+            &server,
+            "app_add",
+            json!({"source": url, "id": format!("copy-{i}"), "skills": ["pdf"], "nonce": nonce}),
+        )
+        .await;
+        let planned = structured(&planned).clone();
+        assert_eq!(planned["add"]["skills"].as_array().unwrap().len(), 1);
+        assert_eq!(planned["add"]["picked"], json!(["pdf"]));
+        plans.push(planned);
+    }
+    // The oldest of five is gone; the newest installs.
+    let oldest = call(
+        &server,
+        "app_install",
+        json!({"plan": plans[0]["plan"], "digest": plans[0]["add"]["digest"], "nonce": nonce}),
+    )
+    .await;
+    assert!(failure(&oldest).1.contains("is not kept"));
+    let newest = call(
+        &server,
+        "app_install",
+        json!({"plan": plans[4]["plan"], "digest": plans[4]["add"]["digest"], "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(structured(&newest)["id"], "copy-4");
+    assert!(lock_text(&fixture).unwrap().contains("[sources.copy-4]"));
+    // A plan and an update are not each other.
+    let mixed = call(
+        &server,
+        "app_apply",
+        json!({"plan": plans[3]["plan"], "digest": plans[3]["add"]["digest"], "nonce": nonce}),
+    )
+    .await;
+    assert_eq!(
+        failure(&mixed).1,
+        format!(
+            "plan {} adds a source: install it with `app_install`",
+            plans[3]["plan"].as_str().unwrap()
+        )
+    );
+    let (_, log) = server.stop().await;
+    assert!(
+        log.contains(&format!(
+            "stdio client app_add '{url}': refused: changes are made from the skills manager's page only"
+        )),
+        "{log}"
+    );
+    // The plans not installed went with the server: no fetched tree is
+    // left behind.
+    let left: Vec<_> = std::fs::read_dir(fixture.path("tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

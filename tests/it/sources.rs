@@ -25,7 +25,7 @@ const NOTIFY_WITHIN: Duration = Duration::from_secs(20);
 /// The environment every command of these tests gets, besides the
 /// fixture's `HOME`: the config and data folders inside the fixture, and
 /// git (found on the test's own `PATH`) without the machine's settings.
-fn sources_env(fixture: &Fixture, command: &mut Command) {
+pub(crate) fn sources_env(fixture: &Fixture, command: &mut Command) {
     command
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("XDG_CONFIG_HOME", fixture.path("config"))
@@ -112,7 +112,7 @@ fn assert_texts(fixture: &Fixture, name: &str, stdout: &str, stderr: &str) {
 }
 
 /// Runs git in `dir` with a fixed identity and no machine settings.
-fn git(fixture: &Fixture, dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(fixture: &Fixture, dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -132,13 +132,13 @@ fn git(fixture: &Fixture, dir: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
-fn skill_md(name: &str, description: &str, body: &str) -> String {
+pub(crate) fn skill_md(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
 }
 
 /// A repository `upstream` with `skills/pdf` (a script too) and
 /// `skills/docx`, committed on `main`; returns its `file://` URL.
-fn upstream(fixture: &Fixture) -> String {
+pub(crate) fn upstream(fixture: &Fixture) -> String {
     let repo = fixture.path("upstream");
     std::fs::create_dir_all(&repo).unwrap();
     git(
@@ -159,14 +159,14 @@ fn upstream(fixture: &Fixture) -> String {
     format!("file://{}", repo.display())
 }
 
-fn commit(fixture: &Fixture, message: &str) -> String {
+pub(crate) fn commit(fixture: &Fixture, message: &str) -> String {
     let repo = fixture.path("upstream");
     git(fixture, &repo, &["add", "--all"]);
     git(fixture, &repo, &["commit", "--quiet", "--message", message]);
     git(fixture, &repo, &["rev-parse", "HEAD"])
 }
 
-fn lock_text(fixture: &Fixture) -> Option<String> {
+pub(crate) fn lock_text(fixture: &Fixture) -> Option<String> {
     std::fs::read_to_string(fixture.path("config/skillserve/sources.lock")).ok()
 }
 

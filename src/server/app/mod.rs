@@ -8,7 +8,8 @@
 //! This module knows the extension, who may change what, and the nonce;
 //! what the page shows comes from [`crate::manage`], and each change is the
 //! CLI command's own library function ([`crate::trust`],
-//! [`crate::config::edit`]).
+//! [`crate::commands::toggle`], [`crate::sources`]; the plans a person
+//! reviews before an install are kept by [`plans`]).
 //!
 //! Who may change anything (behaviour.md, "The skills app"):
 //! - over stdio, the call must carry the nonce embedded in a recent render
@@ -22,6 +23,7 @@
 
 mod nonce;
 pub mod page;
+mod plans;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -57,6 +59,7 @@ const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabiliti
 pub struct App {
     nonces: Nonces,
     catalog: Mutex<Option<(Weak<Served>, Arc<Catalog>)>>,
+    plans: plans::Plans,
 }
 
 /// Who asks for a change.
@@ -102,15 +105,28 @@ pub fn declared(context: &RequestContext<RoleServer>) -> bool {
     }
 }
 
+/// What an app-only tool does, which decides who may call it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Effect {
+    /// Reads what the server serves: anyone who may read.
+    Read,
+    /// Fetches a source (runs git, or downloads) and keeps what it found
+    /// for review; changes nothing on disk. Only a caller who may change
+    /// things may make the server fetch.
+    Fetch,
+    /// Changes `config.toml`, `trusted.toml`, the lock or the store.
+    Change,
+}
+
 /// An app-only tool: name, title, description, arguments (JSON Schema
-/// properties), required arguments, and whether it changes anything.
+/// properties), required arguments, and what it does.
 type AppTool = (
     &'static str,
     &'static str,
     &'static str,
     &'static str,
     &'static [&'static str],
-    bool,
+    Effect,
 );
 
 /// The app-only tools.
@@ -121,7 +137,7 @@ const APP_TOOLS: &[AppTool] = &[
         "What the catalog holds (counts by status, source, root; the clients) and whether this caller may change anything.",
         "{}",
         &[],
-        false,
+        Effect::Read,
     ),
     (
         "app_catalog",
@@ -129,7 +145,7 @@ const APP_TOOLS: &[AppTool] = &[
         "A page of the catalog: every skill with its source, root, status and the clients that see it; searched with the server's search index, filtered by source, root, client and status.",
         QUERY_PROPERTIES,
         &[],
-        false,
+        Effect::Read,
     ),
     (
         "app_clients",
@@ -137,7 +153,7 @@ const APP_TOOLS: &[AppTool] = &[
         "The clients × skills matrix of a page of the catalog: who is shown each skill, and why not.",
         QUERY_PROPERTIES,
         &[],
-        false,
+        Effect::Read,
     ),
     (
         "app_skill",
@@ -145,7 +161,7 @@ const APP_TOOLS: &[AppTool] = &[
         "One skill: its SKILL.md, files with sizes and digests, security findings with their lines, status and clients.",
         r#"{"id": {"type": "string", "description": "The skill's folder, as the catalog's `id`."}}"#,
         &["id"],
-        false,
+        Effect::Read,
     ),
     (
         "app_file",
@@ -153,15 +169,55 @@ const APP_TOOLS: &[AppTool] = &[
         "One file of a skill: text, an image (base64) or a description of a binary file.",
         r#"{"id": {"type": "string", "description": "The skill's folder, as the catalog's `id`."}, "path": {"type": "string", "description": "The file, relative to the skill's folder."}}"#,
         &["id", "path"],
-        false,
+        Effect::Read,
     ),
     (
         "app_sources",
         "Skills manager: sources",
-        "The installed sources of sources.lock: each with its URL, commit, skills and when it was added and updated.",
+        "The installed sources of sources.lock: each with its URL, commit, skills and when it was added and updated (`skillserve sources --json`).",
         "{}",
         &[],
-        false,
+        Effect::Read,
+    ),
+    (
+        "app_add",
+        "Skills manager: review a source",
+        "Fetch a source (git repository or published index) and return the plan `skillserve add` shows: each skill with its files, scripts and findings. Nothing is installed: the plan is kept on the server for `app_install`.",
+        r#"{"source": {"type": "string", "description": "owner/repo, a git URL, the path of a local git checkout, or https://host for a published index."}, "id": {"type": "string", "description": "The source's id (default: from the URL)."}, "ref": {"type": "string", "description": "A branch, tag or commit (git)."}, "path": {"type": "string", "description": "A folder of the repository to look in."}, "skills": {"type": "array", "items": {"type": "string"}, "description": "Only these skills."}, "nonce": {"type": "string"}}"#,
+        &["source"],
+        Effect::Fetch,
+    ),
+    (
+        "app_install",
+        "Skills manager: install",
+        "Install the plan of `app_add` exactly as it was reviewed (`skillserve add`'s yes).",
+        REVIEWED_PROPERTIES,
+        &["plan", "digest"],
+        Effect::Change,
+    ),
+    (
+        "app_update",
+        "Skills manager: check a source for updates",
+        "Fetch an installed source again and return the change report `skillserve update` shows: per skill unchanged, changed (files, scripts, the SKILL.md diff side by side), new or gone. Nothing is installed: the report is kept on the server for `app_apply`.",
+        r#"{"id": {"type": "string", "description": "The installed source's id."}, "nonce": {"type": "string"}}"#,
+        &["id"],
+        Effect::Fetch,
+    ),
+    (
+        "app_apply",
+        "Skills manager: apply an update",
+        "Install the update of `app_update` exactly as it was reviewed (`skillserve update`'s yes).",
+        REVIEWED_PROPERTIES,
+        &["plan", "digest"],
+        Effect::Change,
+    ),
+    (
+        "app_remove",
+        "Skills manager: remove a source",
+        "Remove an installed source and its skills (`skillserve remove`).",
+        r#"{"id": {"type": "string", "description": "The installed source's id."}, "nonce": {"type": "string"}}"#,
+        &["id"],
+        Effect::Change,
     ),
     (
         "app_enable",
@@ -169,7 +225,7 @@ const APP_TOOLS: &[AppTool] = &[
         "Enable a skill for every client, or in one client's profile (`skillserve enable`).",
         TOGGLE_PROPERTIES,
         &["name"],
-        true,
+        Effect::Change,
     ),
     (
         "app_disable",
@@ -177,7 +233,7 @@ const APP_TOOLS: &[AppTool] = &[
         "Disable a skill for every client, or in one client's profile (`skillserve disable`).",
         TOGGLE_PROPERTIES,
         &["name"],
-        true,
+        Effect::Change,
     ),
     (
         "app_trust",
@@ -185,7 +241,7 @@ const APP_TOOLS: &[AppTool] = &[
         "Approve a quarantined skill as it was reviewed (`skillserve trust`): refused when its files changed since.",
         r#"{"name": {"type": "string"}, "digest": {"type": "string", "description": "The digest of the skill as reviewed (`app_skill`'s `digest`)."}, "nonce": {"type": "string"}}"#,
         &["name", "digest"],
-        true,
+        Effect::Change,
     ),
     (
         "app_untrust",
@@ -193,7 +249,7 @@ const APP_TOOLS: &[AppTool] = &[
         "Withdraw the approvals of a skill (`skillserve untrust`).",
         r#"{"name": {"type": "string"}, "nonce": {"type": "string"}}"#,
         &["name"],
-        true,
+        Effect::Change,
     ),
 ];
 
@@ -207,17 +263,25 @@ const QUERY_PROPERTIES: &str = r#"{
     "limit": {"type": "integer", "minimum": 1, "maximum": 500}
 }"#;
 
+const REVIEWED_PROPERTIES: &str = r#"{
+    "plan": {"type": "string", "description": "The plan's id, as `app_add` or `app_update` returned it."},
+    "digest": {"type": "string", "description": "The plan's digest, as reviewed."},
+    "allow_risky": {"type": "boolean", "description": "Go ahead although skills have error-level security findings (`--allow-risky`)."},
+    "nonce": {"type": "string"}
+}"#;
+
 const TOGGLE_PROPERTIES: &str = r#"{
     "name": {"type": "string", "description": "The skill's name."},
     "client": {"type": "string", "description": "A client's profile (`[clients.\"<client>\"]`); omit it for every client."},
     "nonce": {"type": "string", "description": "The nonce of the page's render (stdio)."}
 }"#;
 
-/// Whether `name` is a tool that changes something.
-pub fn changes(name: &str) -> bool {
+/// What the tool `name` does.
+fn effect(name: &str) -> Effect {
     APP_TOOLS
         .iter()
-        .any(|(tool, .., change)| *tool == name && *change)
+        .find(|(tool, ..)| *tool == name)
+        .map_or(Effect::Read, |(.., effect)| *effect)
 }
 
 /// Whether `name` is one of the app's tools (the opener included).
@@ -257,7 +321,7 @@ pub fn tools() -> Vec<Tool> {
         )
         .with_meta(MetaObject(open_meta)),
     ];
-    for (name, title, description, properties, required, change) in APP_TOOLS {
+    for (name, title, description, properties, required, effect) in APP_TOOLS {
         let schema = json!({
             "type": "object",
             "properties": object(properties),
@@ -276,10 +340,11 @@ pub fn tools() -> Vec<Tool> {
                 .with_title(*title)
                 .with_annotations(
                     ToolAnnotations::new()
-                        .read_only(!change)
-                        .destructive(*change)
-                        .idempotent(true)
-                        .open_world(false),
+                        .read_only(*effect != Effect::Change)
+                        .destructive(*effect == Effect::Change)
+                        // Installing or removing twice is not the same as once.
+                        .idempotent(!matches!(*name, "app_install" | "app_apply" | "app_remove"))
+                        .open_world(*effect == Effect::Fetch),
                 )
                 .with_meta(MetaObject(meta)),
         );
@@ -340,33 +405,64 @@ impl App {
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.as_ref();
         let arguments = request.arguments.clone().unwrap_or_default();
-        if changes(name) {
-            if let Err(refusal) = self.authorize(&arguments, &caller) {
-                tracing::warn!(
-                    target: "skillserve::app",
-                    "{} {name} {}: refused: {refusal}",
-                    who(&caller),
-                    subject(&arguments)
-                );
-                return Ok(refused(&refusal));
-            }
-            let result = self.change(registry, name, &arguments).await;
-            let outcome = match &result {
-                Ok(_) => "done".to_owned(),
-                Err(message) => format!("failed: {message}"),
-            };
-            tracing::info!(
+        let effect = effect(name);
+        if effect == Effect::Read {
+            return self.read_tool(registry, name, &arguments, &caller).await;
+        }
+        if let Err(refusal) = self.authorize(&arguments, &caller) {
+            tracing::warn!(
                 target: "skillserve::app",
-                "{} {name} {}: {outcome}",
+                "{} {name} {}: refused: {refusal}",
                 who(&caller),
                 subject(&arguments)
             );
-            return Ok(match result {
-                Ok((text, value)) => structured(text, value),
-                Err(message) => failed(&message),
-            });
+            return Ok(refused(&refusal));
         }
-        self.read_tool(registry, name, &arguments, &caller).await
+        let who = who(&caller);
+        let result = match name {
+            "app_add" => self.plans.add(registry, &arguments, &who).await,
+            "app_update" => self.plans.update(registry, &arguments, &who).await,
+            "app_install" => self.plans.install(registry, &arguments, &who).await,
+            "app_apply" => self.plans.apply(registry, &arguments, &who).await,
+            "app_remove" => self.plans.remove(registry, &arguments).await,
+            _ => self.change(registry, name, &arguments).await,
+        };
+        match &result {
+            Ok((text, _)) => tracing::info!(
+                target: "skillserve::app",
+                "{who} {name} {}: done: {}",
+                subject(&arguments),
+                crate::text::printable(text)
+            ),
+            Err(message) => tracing::info!(
+                target: "skillserve::app",
+                "{who} {name} {}: failed: {}",
+                subject(&arguments),
+                crate::text::printable(message)
+            ),
+        }
+        if effect == Effect::Change && result.is_ok() {
+            // The next read shows the change: wait for the refresh that
+            // reads it.
+            let refreshed = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                registry.refresh_and_wait(),
+            )
+            .await;
+            if refreshed.is_err() {
+                tracing::warn!("the refresh after a change of the skills manager took over 10 s");
+            }
+        }
+        Ok(match result {
+            Ok((text, value)) => structured(text, value),
+            Err(message) => failed(&message),
+        })
+    }
+
+    /// Drops what the app keeps on disk (the fetched files of plans not
+    /// installed): the server is stopping.
+    pub fn close(&self) {
+        self.plans.clear();
     }
 
     /// Why `caller` may not change anything, if it may not.
@@ -511,44 +607,26 @@ impl App {
                 })
             }
             "app_sources" => {
-                let settings = registry.settings();
-                let Some(paths) = crate::installed::Paths::of(&settings.config.folders) else {
-                    return Ok(structured(
-                        "no sources (no config folder)".to_owned(),
-                        json!({"sources": []}),
-                    ));
+                let context = match plans::context(registry) {
+                    Ok(context) => context,
+                    Err(message) => return Ok(failed(&message)),
                 };
-                let lock = tokio::task::spawn_blocking(move || {
-                    crate::lock::read(&paths.lock).map(|lock| (lock, paths.lock))
+                let listed = tokio::task::spawn_blocking(move || {
+                    let lock = crate::sources::installed(&context)?;
+                    let sources = to_value(&crate::sources::listed(&lock));
+                    Ok::<_, crate::sources::SourceError>((sources, lock.sources.len(), context))
                 })
                 .await
                 .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
-                Ok(match lock {
-                    Ok((lock, file)) => {
-                        let sources: Vec<Value> = lock
-                            .unwrap_or_default()
-                            .sources
-                            .iter()
-                            .map(|s| {
-                                json!({
-                                    "id": s.id,
-                                    "kind": s.kind.to_string(),
-                                    "url": s.url,
-                                    "reference": s.reference,
-                                    "version": s.version,
-                                    "subdir": s.subdir,
-                                    "added": s.added,
-                                    "updated": s.updated,
-                                    "allow_risky": s.allow_risky,
-                                    "skills": s.skills.iter().map(|k| &k.name).collect::<Vec<_>>(),
-                                })
-                            })
-                            .collect();
-                        structured(
-                            format!("{} sources", sources.len()),
-                            json!({ "lock": file.display().to_string(), "sources": sources }),
-                        )
-                    }
+                Ok(match listed {
+                    Ok((sources, count, context)) => structured(
+                        format!("{count} source{}", crate::text::plural(count)),
+                        json!({
+                            "lock": context.paths.lock.display().to_string(),
+                            "store": context.paths.store.display().to_string(),
+                            "sources": sources,
+                        }),
+                    ),
                     Err(err) => failed(&err.to_string()),
                 })
             }
@@ -687,15 +765,6 @@ impl App {
             .map_err(|err| err.to_string())??,
             other => return Err(format!("unknown change '{other}'")),
         };
-        // The next read shows the change: wait for the refresh that reads it.
-        let refreshed = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            registry.refresh_and_wait(),
-        )
-        .await;
-        if refreshed.is_err() {
-            tracing::warn!("the refresh after a change of the skills manager took over 10 s");
-        }
         Ok(done)
     }
 }
@@ -715,10 +784,19 @@ fn who(caller: &Caller) -> String {
     }
 }
 
-/// What a change is about, for its log line.
+/// What a change is about, for its log line: a skill (and a client), a
+/// source, or a plan.
 fn subject(arguments: &JsonObject) -> String {
-    let name = arguments.get("name").and_then(Value::as_str).unwrap_or("");
-    let client = arguments.get("client").and_then(Value::as_str);
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let about = text("source").or_else(|| text("id"));
+    if let (None, Some(about)) = (text("name"), about) {
+        return format!("'{}'", crate::text::printable(about));
+    }
+    if let (None, Some(plan)) = (text("name"), text("plan")) {
+        return format!("plan {}", crate::text::printable(plan));
+    }
+    let name = text("name").unwrap_or("");
+    let client = text("client");
     match client {
         Some(client) => format!(
             "'{}' for '{}'",

@@ -103,6 +103,9 @@ struct State {
     stop_mcp: CancellationToken,
     /// `skillserve ui`: when its page last asked something.
     activity: Option<launch::Activity>,
+    /// The skills app's state (its plans hold fetched files until the
+    /// server stops).
+    app: Arc<crate::server::app::App>,
 }
 
 /// Serves MCP over HTTP on `options.http`'s address until SIGINT or SIGTERM.
@@ -136,6 +139,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         connections: Arc::new(Connections::new(max_connections)),
         stop_mcp: CancellationToken::new(),
         activity,
+        app: Arc::default(),
     });
     tokio::spawn(start(Arc::clone(&state), settings, flags, env, local));
 
@@ -183,6 +187,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     };
     drop(listener);
     stop(&state, &stopping).await;
+    state.app.close();
     Ok(stopped)
 }
 
@@ -250,7 +255,7 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
         ));
     }
     let caller = Arc::new(rescan::Caller::new(Arc::clone(&registry), Base::Uri));
-    let app = Arc::new(crate::server::app::App::default());
+    let app = Arc::clone(&state.app);
     let factory = {
         let registry = Arc::clone(&registry);
         move || {
