@@ -404,6 +404,31 @@
     return clientTitles(ids).join(", ");
   }
 
+  // Where a skill comes from, in full: for the title of its short label.
+  function where(r) {
+    const p = r.provenance;
+    if (p.source) return p.source_id + ": " + p.source + "\n" + r.id;
+    if (p.plugin) return "plugin " + p.plugin + "\n" + r.root;
+    return r.root;
+  }
+
+  // Which clients see a skill, as a picture: a dot per client column,
+  // filled when it is shown the skill, with the names on hover (the
+  // Clients view has the detail).
+  function seenDots(ids) {
+    const columns = (state.overview && state.overview.facets.clients) || [];
+    const shown = columns.filter((c) => ids.includes(c.id)).map((c) => c.title);
+    const hidden = columns.filter((c) => !ids.includes(c.id)).map((c) => c.title);
+    const title = (shown.length ? "Shown to " + shown.join(", ") : "Shown to no client") + (hidden.length && shown.length ? "\nNot shown to " + hidden.join(", ") : "");
+    return el(
+      "span",
+      { class: "seen", title, "aria-label": shown.length + " of " + columns.length + " clients. " + title.replace("\n", ". ") },
+      el("span", { class: "dots", "aria-hidden": "true" }, columns.map((c) => el("span", { class: ids.includes(c.id) ? "dot on" : "dot" }))),
+      " ",
+      el("span", { class: "count", "aria-hidden": "true" }, shown.length + "/" + columns.length),
+    );
+  }
+
   function select(label, key, options) {
     return el(
       "label",
@@ -442,7 +467,7 @@
       { class: "filters" },
       search,
       select("Source", "source", Object.entries(f.sources).map(([k, n]) => [k, k + " (" + n + ")"])),
-      select("Root", "root", f.roots.map((r) => [r.path, r.path + " (" + r.skills + ")"])),
+      select("Root", "root", f.roots.map((r) => [r.path, r.kind + " " + r.label + " (" + r.skills + ")"])),
       select("Client", "client", f.clients.map((c) => [c.id, c.title])),
       select("Status", "status", Object.entries(f.statuses).filter(([, n]) => n > 0).map(([k, n]) => [k, k + " (" + n + ")"])),
     );
@@ -478,9 +503,9 @@
         { "data-id": r.id },
         el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(r.id) }, r.name)),
         el("td", { class: "desc" }, r.description),
-        el("td", { class: "prov" }, provenance(r.provenance), el("div", { class: "root" }, r.root)),
+        el("td", { class: "prov", title: where(r) }, el("span", { class: "kind" }, r.provenance.kind), " ", el("span", { class: "root mono" }, r.root_label)),
         el("td", null, badge(r.status), r.reason ? el("div", { class: "reason" }, r.reason) : null),
-        el("td", { class: "clients", title: clientTitles(r.clients).join(", ") }, seenBy(r.clients)),
+        el("td", { class: "clients" }, seenDots(r.clients)),
       );
     const host = document.getElementById("rows");
     if (appended && host.querySelector("tbody")) {
@@ -491,7 +516,7 @@
           ? el(
               "table",
               { class: "catalog" },
-              el("thead", null, el("tr", null, ["Skill", "Description", "Source", "Status", "Clients that see it"].map((h) => el("th", { scope: "col" }, h)))),
+              el("thead", null, el("tr", null, ["Skill", "Description", "Source", "Status", "Clients"].map((h) => el("th", { scope: "col" }, h)))),
               el("tbody", null, state.rows.map(rowOf)),
             )
           : el("p", null, "No skill matches."),
@@ -533,10 +558,12 @@
       { class: "facts" },
       el("dt", null, "Source"),
       el("dd", null, provenance(s.provenance)),
+      el("dt", null, "Skills folder"),
+      el("dd", null, el("span", { class: "mono" }, s.root_label), s.root_label !== s.root ? el("div", { class: "reason mono" }, s.root) : null),
       el("dt", null, "Folder"),
       el("dd", { class: "mono" }, s.dir),
       el("dt", null, "Clients that see it"),
-      el("dd", null, seenBy(s.clients)),
+      el("dd", null, seenDots(s.clients), " ", seenBy(s.clients)),
       el("dt", null, "Digest"),
       el("dd", { class: "mono" }, s.digest || "not available (too many files)"),
     );
@@ -566,7 +593,7 @@
       el(
         "section",
         { "aria-label": "Findings" },
-        el("h3", null, "Findings (" + s.findings.length + (errors ? ", " + errors + " errors" : "") + ")"),
+        el("h3", null, "Findings (" + s.findings.length + (errors ? ", " + errors + (errors === 1 ? " error" : " errors") : "") + ")"),
         s.findings.length
           ? s.findings.map((f) =>
               el(

@@ -8,6 +8,7 @@
 //! costs one search of the index, never a pass over every skill's text.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -66,6 +67,9 @@ pub struct Row {
     pub provenance: Provenance,
     /// The skills folder it was found in.
     pub root: String,
+    /// The folder in a few words (`~/.claude/skills`, `.claude/skills` of
+    /// the project, `owner/repo@abc1234`; [`super::root_label`]).
+    pub root_label: String,
     pub status: Status,
     /// Why it is not served, when it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,6 +104,8 @@ pub struct Facets {
 #[derive(Clone, Debug, Serialize)]
 pub struct RootFacet {
     pub path: String,
+    /// [`super::root_label`].
+    pub label: String,
     pub kind: &'static str,
     pub skills: usize,
 }
@@ -121,6 +127,8 @@ pub struct Catalog {
     reasons: BTreeMap<usize, String>,
     /// Every entry in catalog order: candidates, quarantined, broken.
     order: Vec<Entry>,
+    /// Per root of the snapshot, its label.
+    root_labels: Vec<String>,
 }
 
 /// One entry of the catalog.
@@ -133,9 +141,10 @@ pub(super) enum Entry {
 }
 
 impl Catalog {
-    /// The catalog of `snapshot` as served with `profiles`: O(skills ×
-    /// columns); call it off the async runtime.
-    pub fn new(snapshot: &Arc<Snapshot>, profiles: &Profiles) -> Catalog {
+    /// The catalog of `snapshot` as served with `profiles`, folders under
+    /// `home` labelled from it: O(skills × columns); call it off the async
+    /// runtime.
+    pub fn new(snapshot: &Arc<Snapshot>, profiles: &Profiles, home: Option<&Path>) -> Catalog {
         let columns = profiles.columns();
         let candidates = snapshot.candidates().len();
         let stride = columns.len().div_ceil(64).max(1);
@@ -180,6 +189,11 @@ impl Catalog {
             status,
             reasons,
             order,
+            root_labels: snapshot
+                .roots
+                .iter()
+                .map(|root| super::root_label(root, home))
+                .collect(),
         }
     }
 
@@ -228,8 +242,10 @@ impl<'a> Of<'a> {
             .snapshot
             .roots
             .iter()
-            .map(|root| RootFacet {
+            .zip(&self.data.root_labels)
+            .map(|(root, label)| RootFacet {
                 path: root.path.display().to_string(),
+                label: label.clone(),
                 kind: root.source.as_str(),
                 skills: 0,
             })
@@ -335,25 +351,43 @@ impl<'a> Of<'a> {
             .iter()
             .position(|s| s.dir.as_os_str() == dir);
         if let Some(c) = candidate {
+            let (root, root_label) = self.root_of(Entry::Candidate(c));
             return Some(Found {
                 skill: &snapshot.candidates()[c],
                 status: self.data.status[c],
                 reason: self.data.reasons.get(&c).cloned(),
                 clients: self.clients_of(c),
                 withheld: None,
+                root,
+                root_label,
             });
         }
-        let withheld = snapshot
+        let w = snapshot
             .withheld()
             .iter()
-            .find(|w| w.skill.dir.as_os_str() == dir)?;
+            .position(|w| w.skill.dir.as_os_str() == dir)?;
+        let withheld = &snapshot.withheld()[w];
+        let (root, root_label) = self.root_of(Entry::Withheld(w));
         Some(Found {
             skill: &withheld.skill,
             status: Status::Quarantined,
             reason: Some(quarantine_reason(withheld)),
             clients: Vec::new(),
             withheld: Some(withheld),
+            root,
+            root_label,
         })
+    }
+
+    /// The skills folder of `entry` and its label.
+    fn root_of(&self, entry: Entry) -> (String, String) {
+        match self.root_index(entry) {
+            Some(r) => (
+                self.snapshot.roots[r].path.display().to_string(),
+                self.data.root_labels[r].clone(),
+            ),
+            None => (String::new(), String::new()),
+        }
     }
 
     fn keeps(&self, entry: Entry, query: &Query, client: Option<usize>) -> bool {
@@ -456,10 +490,7 @@ impl<'a> Of<'a> {
     }
 
     fn row(&self, entry: Entry) -> Row {
-        let root = self
-            .root_index(entry)
-            .map(|r| self.snapshot.roots[r].path.display().to_string())
-            .unwrap_or_default();
+        let (root, root_label) = self.root_of(entry);
         match entry {
             Entry::Candidate(i) => {
                 let skill = &self.snapshot.candidates()[i];
@@ -469,6 +500,7 @@ impl<'a> Of<'a> {
                     description: cut(&skill.description(), ROW_DESCRIPTION_CHARS),
                     provenance: Provenance::of(skill),
                     root,
+                    root_label,
                     status: self.data.status[i],
                     reason: self.data.reasons.get(&i).cloned(),
                     clients: self.clients_of(i),
@@ -483,6 +515,7 @@ impl<'a> Of<'a> {
                     description: cut(&skill.description(), ROW_DESCRIPTION_CHARS),
                     provenance: Provenance::of(skill),
                     root,
+                    root_label,
                     status: Status::Quarantined,
                     reason: Some(quarantine_reason(withheld)),
                     clients: Vec::new(),
@@ -502,6 +535,7 @@ impl<'a> Of<'a> {
                         plugin: None,
                     },
                     root,
+                    root_label,
                     status: Status::Broken,
                     reason: Some(failed.diagnostic.message.clone()),
                     clients: Vec::new(),
@@ -518,6 +552,9 @@ pub struct Found<'a> {
     pub reason: Option<String>,
     pub clients: Vec<String>,
     pub withheld: Option<&'a crate::snapshot::Withheld>,
+    /// The skills folder it was found in, and its label.
+    pub root: String,
+    pub root_label: String,
 }
 
 /// Why a quarantined skill is held back, in one line.

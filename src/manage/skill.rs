@@ -32,6 +32,10 @@ pub struct SkillView {
     pub description: String,
     pub provenance: Provenance,
     pub dir: String,
+    /// The skills folder it was found in, and its label
+    /// ([`super::root_label`]).
+    pub root: String,
+    pub root_label: String,
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -146,6 +150,8 @@ pub fn view(found: &Found, files: &Files) -> SkillView {
         description: skill.parsed.description.to_string(),
         provenance: Provenance::of(skill),
         dir: skill.dir.display().to_string(),
+        root: found.root.clone(),
+        root_label: found.root_label.clone(),
         status: found.status,
         reason: found.reason.clone(),
         clients: found.clients.clone(),

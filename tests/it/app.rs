@@ -233,6 +233,19 @@ async fn the_catalog_shows_every_skill_with_its_status_and_clients() {
         .find(|r| r["name"] == "pdf")
         .unwrap();
     assert_eq!(pdf["provenance"]["kind"], "user");
+    // The folder in a few words, the whole path beside it.
+    assert_eq!(pdf["root_label"], "~/.claude/skills");
+    assert_eq!(
+        pdf["root"],
+        fixture.path("home/.claude/skills").display().to_string()
+    );
+    let sync = page["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "sync")
+        .unwrap();
+    assert_eq!(sync["root_label"], ".claude/skills");
     // Claude Code loads ~/.claude/skills itself: it is not shown pdf.
     let clients = pdf["clients"].as_array().unwrap();
     assert!(clients.contains(&json!("*")), "{pdf}");
@@ -807,6 +820,10 @@ async fn a_source_is_added_as_its_plan_was_reviewed_then_updated_side_by_side_an
     assert_eq!(
         page["rows"][1]["provenance"]["source"],
         format!("{url}@{first}")
+    );
+    assert_eq!(
+        page["rows"][1]["root_label"],
+        format!("upstream@{}", &first[..7])
     );
     assert!(text(&server.call("pdf").await).contains("Run scripts/fill.py."));
     let again = call(

@@ -295,6 +295,14 @@ def sources_flow(browser, url, base, home, admin, reader):
     check("changed scripts are called out", "Scripts changed: scripts/fill.sh" in update.locator(".scripts-changed").inner_text())
     check("an update writes nothing before Apply", f'commit = "{first}"' in lock.read_text())
     shoot(page, "sources-update")
+    # At 200% zoom (half the width) the diff wraps rather than overflows.
+    page.set_viewport_size({"width": 600, "height": 900})
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    check("at 200% zoom the update report does not overflow sideways", overflow <= 0, str(overflow))
+    page.set_viewport_size({"width": 1200, "height": 900})
+    page.emulate_media(color_scheme="dark")
+    shoot(page, "sources-update-dark")
+    page.emulate_media(color_scheme="light")
     page.click(".update button:text-is('Apply the update')")
     check("applying says so", wait_text(page.locator(".notice.ok"), f"Updated source 'upstream' to {second[:12]}"))
     check("the lock records the new commit", f'commit = "{second}"' in lock.read_text())
@@ -434,6 +442,17 @@ def main():
             check("the token is kept in sessionStorage only", page.evaluate("sessionStorage.getItem('skillserve-token')") == reader and reader not in page.url)
             check("a broken skill is shown as such", page.locator("tr:has-text('broken-yaml') .badge.broken").count() == 1)
             check("a read-only token sees that it reads only", "read only" in page.locator("header .who").inner_text())
+            source_cell = page.locator("tr:has(button.link:text-is('pdf')) td.prov")
+            check("a row names its folder shortly, the whole path on hover",
+                  source_cell.inner_text() == "user ~/.claude/skills" and source_cell.get_attribute("title") == str(home / ".claude" / "skills"),
+                  f"{source_cell.inner_text()!r} {source_cell.get_attribute('title')!r}")
+            seen = page.locator("tr:has(button.link:text-is('pdf')) td.clients .seen")
+            columns = page.locator("tr:has(button.link:text-is('pdf')) td.clients .dot").count()
+            shown = page.locator("tr:has(button.link:text-is('pdf')) td.clients .dot.on").count()
+            check("which clients see a skill is a dot per client, the names on hover",
+                  seen.inner_text().strip().endswith(f"{shown}/{columns}") and 0 < shown < columns
+                  and seen.get_attribute("title").startswith("Shown to ") and "Claude Code" in seen.get_attribute("title").split("\nNot shown to ")[1],
+                  f"{seen.inner_text()!r} {seen.get_attribute('title')!r}")
             shoot(page, "catalog-light")
 
             # Search as you type, through the server's search index.

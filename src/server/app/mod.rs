@@ -373,7 +373,7 @@ impl App {
 
     /// The catalog of `served`, computed on a blocking thread the first
     /// time it is asked for.
-    async fn catalog(&self, served: &Arc<Served>) -> Arc<Catalog> {
+    async fn catalog(&self, registry: &Registry, served: &Arc<Served>) -> Arc<Catalog> {
         {
             let kept = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some((of, catalog)) = kept.as_ref()
@@ -383,8 +383,13 @@ impl App {
             }
         }
         let for_catalog = Arc::clone(served);
+        let settings = registry.settings();
         let catalog = tokio::task::spawn_blocking(move || {
-            let catalog = Arc::new(Catalog::new(&for_catalog.snapshot, &for_catalog.profiles));
+            let catalog = Arc::new(Catalog::new(
+                &for_catalog.snapshot,
+                &for_catalog.profiles,
+                settings.config.home.as_deref(),
+            ));
             // One decision per client column was made and dropped.
             crate::memory::release_free_memory();
             catalog
@@ -495,7 +500,7 @@ impl App {
         let served = registry.current();
         match name {
             OPEN_TOOL => {
-                let catalog = self.catalog(&served).await;
+                let catalog = self.catalog(registry, &served).await;
                 let facets = catalog.of(&served.snapshot).facets();
                 let view = arguments
                     .get("view")
@@ -512,7 +517,7 @@ impl App {
                 ))
             }
             "app_overview" => {
-                let catalog = self.catalog(&served).await;
+                let catalog = self.catalog(registry, &served).await;
                 let facets = catalog.of(&served.snapshot).facets();
                 let (rule, allowed) = match caller {
                     Caller::Stdio => ("nonce", true),
@@ -539,7 +544,7 @@ impl App {
                     Ok(query) => query,
                     Err(message) => return Ok(failed(&message)),
                 };
-                let catalog = self.catalog(&served).await;
+                let catalog = self.catalog(registry, &served).await;
                 let matrix = name == "app_clients";
                 let value = tokio::task::spawn_blocking(move || {
                     let of = catalog.of(&served.snapshot);
@@ -575,7 +580,7 @@ impl App {
                 if name == "app_file" && path.is_none() {
                     return Ok(failed("`path` is missing: give a file of the skill"));
                 }
-                let catalog = self.catalog(&served).await;
+                let catalog = self.catalog(registry, &served).await;
                 let registry = Arc::clone(registry);
                 let answer = tokio::task::spawn_blocking(move || {
                     let of = catalog.of(&served.snapshot);
