@@ -221,7 +221,7 @@ impl SkillServer {
     /// Who asks for a change of the skills manager.
     fn app_caller(&self, context: &RequestContext<RoleServer>) -> app::Caller {
         if self.remote {
-            crate::server::http::app_caller(context)
+            crate::server::http::auth::app_caller(context)
         } else {
             app::Caller::Stdio
         }
@@ -518,7 +518,7 @@ impl ServerHandler for SkillServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let client = client_name(&context);
-        let caller = crate::server::http::Caller::of(&context);
+        let caller = crate::server::http::auth::Caller::of(&context);
         tracing::trace!(
             client = %crate::text::printable(client.as_deref().unwrap_or("unknown")),
             caller = %caller.map_or_else(|| "stdio".to_owned(), |caller| caller.label()),

@@ -72,9 +72,6 @@ pub struct Caller {
     pub admin: bool,
 }
 
-/// The OAuth scope that makes a JWT's holder an admin.
-pub const ADMIN_SCOPE: &str = "skills:admin";
-
 impl Caller {
     /// The caller of the request `context` belongs to: `None` when it did
     /// not come over HTTP (stdio: the user who started the server).
@@ -326,6 +323,24 @@ impl TokenStore {
                 Err(err) => tracing::error!("reading the token file failed: {err}"),
             }
         }
+    }
+}
+
+/// Who asks for a change of the skills manager over HTTP: the caller's
+/// label, and whether it is admin (an admin token, or the `skills:admin`
+/// scope).
+pub fn app_caller(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> crate::server::app::Caller {
+    match Caller::of(context) {
+        Some(caller) => crate::server::app::Caller::Http {
+            who: caller.label(),
+            admin: caller.admin,
+        },
+        None => crate::server::app::Caller::Http {
+            who: Who::Anyone.to_string(),
+            admin: false,
+        },
     }
 }
 

@@ -55,7 +55,6 @@ use crate::server::rescan;
 use crate::server::{Stop, auto_update, log_startup, shutdown_signal, watch as file_watch};
 use crate::sources;
 
-pub use auth::{ADMIN_SCOPE, Caller};
 use auth::{Auth, Denied, Lease, Who};
 use connections::{Connection, Connections, Slot};
 use metrics::{Gauges, Metrics};
@@ -279,24 +278,6 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
     }
     let mcp = StreamableHttpService::new(factory, Arc::clone(&state.sessions), config);
     let _ = state.ready.set(Ready { registry, mcp });
-}
-
-/// Who asks for a change of the skills manager over HTTP: the caller's
-/// label, and whether it is admin (an admin token, or the `skills:admin`
-/// scope).
-pub(crate) fn app_caller(
-    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
-) -> crate::server::app::Caller {
-    match Caller::of(context) {
-        Some(caller) => crate::server::app::Caller::Http {
-            who: caller.label(),
-            admin: caller.admin,
-        },
-        None => crate::server::app::Caller::Http {
-            who: Who::Anyone.to_string(),
-            admin: false,
-        },
-    }
 }
 
 /// The log line's account of who may connect.

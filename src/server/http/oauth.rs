@@ -22,8 +22,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::config::OAuth;
-use crate::server::http::auth::ADMIN_SCOPE;
 use crate::server::http::jws::{Invalid, Key, Token};
+
+/// The OAuth scope that makes a JWT's holder an admin.
+pub const ADMIN_SCOPE: &str = "skills:admin";
 
 /// Keys older than this are fetched again on next use (rotation).
 const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
