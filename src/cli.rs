@@ -460,6 +460,14 @@ pub struct ServeArgs {
     /// At most N open connections; at the cap, a new one closes the connection idle or slow to send its request longest [default: 4096].
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000), help_heading = "HTTP server options")]
     pub max_connections: Option<u64>,
+
+    /// Answer requests on N threads [default: the CPUs this process may use].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "HTTP server options")]
+    pub threads: Option<u64>,
+
+    /// After SIGTERM, go on answering for SECS seconds while /healthz says "draining", so that a load balancer's health checks take this replica out before it stops accepting [default: 0].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=300), help_heading = "HTTP server options")]
+    pub drain: Option<u64>,
 }
 
 /// The flags that only `--http` uses, for the error when one comes without it.
@@ -474,6 +482,8 @@ fn http_only_flag(serve: &ServeArgs) -> Option<&'static str> {
         (serve.max_sessions.is_some(), "--max-sessions"),
         (serve.session_idle.is_some(), "--session-idle"),
         (serve.max_connections.is_some(), "--max-connections"),
+        (serve.threads.is_some(), "--threads"),
+        (serve.drain.is_some(), "--drain"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
@@ -502,6 +512,12 @@ fn check_origin(origin: &str) -> Result<String, UsageError> {
         return Err(bad());
     }
     Ok(origin.trim_end_matches('/').to_ascii_lowercase())
+}
+
+/// `--threads`' default: the CPUs this process may run on (its affinity
+/// mask and cgroup quota, as the standard library counts them).
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// An issuer or public URL: `https://`, or `http://` for a loopback host.
@@ -872,6 +888,8 @@ impl Cli {
                 .max_connections
                 .map_or(DEFAULT_MAX_CONNECTIONS, |n| n as usize),
             launch: None,
+            threads: serve.threads.map_or_else(default_threads, |n| n as usize),
+            drain: Duration::from_secs(serve.drain.unwrap_or(0)),
         };
         if !addr.ip().is_loopback() && !http.authenticates() && !serve.insecure_no_auth {
             return Err(UsageError::NoAuth(addr));

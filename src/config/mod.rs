@@ -198,6 +198,12 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// `skillserve ui`: the one person's server of the skills app.
     pub launch: Option<Launch>,
+    /// `--threads`: the runtime's worker threads (1: a current-thread
+    /// runtime, as stdio's).
+    pub threads: usize,
+    /// `--drain`: after SIGTERM, how long the server goes on answering
+    /// while `/healthz` says it is draining.
+    pub drain: Duration,
 }
 
 impl HttpOptions {

@@ -73,10 +73,7 @@ pub fn serve(settings: Settings, flags: Flags, env: Env, hint: &mut dyn Write) -
             "skillserve is an MCP server: it is waiting for an MCP client on stdin (press Ctrl-D or Ctrl-C to quit). To see your skills, run `skillserve list`."
         );
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(settings.serve.http.as_ref().map_or(1, |http| http.threads)) {
         Ok(runtime) => runtime,
         Err(err) => {
             tracing::error!("cannot start the async runtime: {err}");
@@ -141,6 +138,9 @@ pub fn ui(
         max_sessions: crate::config::DEFAULT_MAX_SESSIONS,
         max_connections: crate::config::DEFAULT_MAX_CONNECTIONS,
         session_idle: std::time::Duration::from_secs(crate::config::DEFAULT_SESSION_IDLE_SECS),
+        // One person's page: one thread, and no balancer to drain for.
+        threads: 1,
+        drain: std::time::Duration::ZERO,
         launch: Some(crate::config::Launch {
             token: token.clone(),
             open,
@@ -194,6 +194,23 @@ fn open_browser(url: &str) -> std::io::Result<()> {
             "the opener exited with {status}"
         )))
     }
+}
+
+/// The runtime the server runs on: one thread (stdio, and `--threads 1`),
+/// or `threads` worker threads that answer HTTP requests side by side
+/// (docs/decisions.md has the figures of both). Blocking work (scans, the
+/// search of a miss) goes to the runtime's blocking pool either way.
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    if threads <= 1 {
+        return tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("skillserve-worker")
+        .enable_all()
+        .build()
 }
 
 /// Runs the server on stdio until stdin closes or SIGINT/SIGTERM arrives;

@@ -23,6 +23,7 @@ mod gate;
 mod hostile;
 mod http;
 mod http_auth;
+mod http_runtime;
 mod import;
 mod layers;
 mod plugins;

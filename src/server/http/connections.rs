@@ -73,6 +73,14 @@ impl Connections {
         self.lock().len()
     }
 
+    /// Whether every open connection holds a stream (none is answering or
+    /// waiting for a request).
+    pub fn only_streams(&self) -> bool {
+        self.lock()
+            .values()
+            .all(|connection| connection.lock().0 == State::Streaming)
+    }
+
     /// The number of connections closed to make room.
     pub fn shed(&self) -> u64 {
         self.shed.load(Ordering::Relaxed)

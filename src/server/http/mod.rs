@@ -30,6 +30,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -105,6 +106,9 @@ struct State {
     /// The skills app's state (its plans hold fetched files until the
     /// server stops).
     app: Arc<crate::server::app::App>,
+    /// A signal arrived: `/healthz` answers 503 and every answer closes its
+    /// connection, while the server answers for `--drain` more.
+    draining: AtomicBool,
 }
 
 /// Serves MCP over HTTP on `options.http`'s address until SIGINT or SIGTERM.
@@ -120,8 +124,10 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         .map_err(|err| anyhow::anyhow!("cannot listen on {}: {err}", http.addr))?;
     let local = listener.local_addr()?;
     tracing::info!(
-        "listening on http://{local}/mcp; {}",
-        describe_auth(&http, local)
+        "listening on http://{local}/mcp; {}; {} thread{}",
+        describe_auth(&http, local),
+        http.threads,
+        if http.threads == 1 { "" } else { "s" }
     );
     auth.start();
     let max_connections = http.max_connections;
@@ -139,10 +145,11 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         stop_mcp: CancellationToken::new(),
         activity,
         app: Arc::default(),
+        draining: AtomicBool::new(false),
     });
     tokio::spawn(start(Arc::clone(&state), settings, flags, env, local));
 
-    let mut shutdown = std::pin::pin!(shutdown_signal());
+    let mut shutdown = Shutdown::new(Arc::clone(&state));
     let stopping = CancellationToken::new();
     let mut accept_failed = false;
     let closed = async {
@@ -165,7 +172,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
                     continue;
                 }
             },
-            signal = &mut shutdown => break Stop::Signal(signal),
+            signal = shutdown.wait() => break Stop::Signal(signal),
             () = &mut closed => break Stop::PageClosed,
         };
         accept_failed = false;
@@ -173,7 +180,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         // one waits (and no other is accepted meanwhile).
         let slot = tokio::select! {
             slot = state.connections.admit() => slot,
-            signal = &mut shutdown => break Stop::Signal(signal),
+            signal = shutdown.wait() => break Stop::Signal(signal),
         };
         let _ = stream.set_nodelay(true);
         tokio::spawn(connection(
@@ -188,6 +195,64 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     stop(&state, &stopping).await;
     state.app.close();
     Ok(stopped)
+}
+
+/// When the server stops accepting connections: at the first SIGINT or
+/// SIGTERM, or with `--drain`, that long after it (or at a second signal).
+/// From the first signal on, the server is draining.
+struct Shutdown {
+    signal: Pin<Box<dyn Future<Output = &'static str> + Send>>,
+    state: Arc<State>,
+    /// The first signal, and when draining ends.
+    draining: Option<(&'static str, tokio::time::Instant)>,
+}
+
+impl Shutdown {
+    fn new(state: Arc<State>) -> Shutdown {
+        Shutdown {
+            signal: Box::pin(shutdown_signal()),
+            state,
+            draining: None,
+        }
+    }
+
+    /// Resolves with the first signal's name when the server must stop
+    /// accepting. Dropping it loses nothing: a signal or a deadline that
+    /// has passed is kept for the next call.
+    async fn wait(&mut self) -> &'static str {
+        loop {
+            let drained = async {
+                match self.draining {
+                    Some((_, end)) => tokio::time::sleep_until(end).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                signal = &mut self.signal => {
+                    self.signal = Box::pin(shutdown_signal());
+                    if let Some((first, _)) = self.draining {
+                        tracing::info!("received {signal} while draining; stopping now");
+                        return first;
+                    }
+                    self.state.draining.store(true, Ordering::Relaxed);
+                    let drain = self.state.http.drain;
+                    if drain.is_zero() {
+                        return signal;
+                    }
+                    tracing::info!(
+                        "received {signal}; draining for {} s: /healthz answers 503 and every answer closes its connection, then the server stops accepting",
+                        drain.as_secs()
+                    );
+                    self.draining = Some((signal, tokio::time::Instant::now() + drain));
+                }
+                () = drained => {
+                    if let Some((first, _)) = self.draining {
+                        return first;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Stops after a signal: no new requests, those in flight answered (for up
@@ -209,6 +274,12 @@ async fn stop(state: &State, stopping: &CancellationToken) {
             *in_flight.borrow(),
             SHUTDOWN_GRACE.as_secs()
         );
+    }
+    // A request whose head was still arriving when the connections were
+    // told to close is answered too: sessions and streams end only once
+    // every connection left holds a stream.
+    while !state.connections.only_streams() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     state.stop_mcp.cancel();
     // Let the last answers leave: connections close once written.
@@ -379,6 +450,13 @@ async fn handle(
     {
         allow_cross_origin(response.headers_mut(), origin);
     }
+    if state.draining.load(Ordering::Relaxed) {
+        // The client (a load balancer) sends its next request over a new
+        // connection, which finds another replica once this one is out.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
+    }
     let status = response.status();
     response.map(|body| {
         Tracked {
@@ -479,6 +557,14 @@ async fn mcp(
             None if request.method() == Method::DELETE => return session_not_found(),
             _ => {}
         }
+    }
+    if state.stop_mcp.is_cancelled() {
+        // rmcp would answer 500 (its sessions have ended); a load balancer
+        // takes 503 as "try another replica".
+        return text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the server is stopping".to_owned(),
+        );
     }
     let Some(ready) = state.ready.get() else {
         let mut response = text(
@@ -813,8 +899,14 @@ fn app_page() -> Response<Body> {
 }
 
 /// `/healthz`: 503 until the first scan is done, then 200 and the number
-/// of skills served.
+/// of skills served; 503 again once a signal has arrived (draining).
 fn health(state: &State) -> Response<Body> {
+    if state.draining.load(Ordering::Relaxed) {
+        return json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({"status": "draining"}),
+        );
+    }
     match state.ready.get() {
         None => json(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -269,10 +269,16 @@ impl HttpServer {
     }
 
     /// Sends SIGTERM and waits for the exit.
-    pub fn terminate(mut self) -> (ExitStatus, String) {
+    pub fn terminate(self) -> (ExitStatus, String) {
         // SAFETY: kill(2) with a pid we own and a valid signal number.
         let sent = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         assert_eq!(sent, 0);
+        self.exited()
+    }
+
+    /// Waits for the exit (a signal was sent already): its status and the
+    /// whole log.
+    pub fn exited(mut self) -> (ExitStatus, String) {
         let status = wait_for_exit(&mut self.child, PATIENCE).expect("exits after SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
         (status, self.log())
