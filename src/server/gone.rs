@@ -3,9 +3,12 @@
 //! stream, each time such a client disconnects), rmcp 3.11 still tries to
 //! send the handler's answer, finds the stream gone, and logs
 //! `ERROR rmcp::service: failed to send pending response during drain
-//! error=channel closed`. Nothing failed: the answer has no one left to
-//! read it. [`ClientGone`] keeps that one event out of the log; every other
-//! error of rmcp's is logged as before.
+//! error=channel closed` — or, when the answer was already on its way (a
+//! race that answering on several threads makes common), `ERROR
+//! rmcp::service: fail to response message error=channel closed`. Nothing
+//! failed: the answer has no one left to read it. [`ClientGone`] keeps those
+//! two events out of the log; every other error of rmcp's is logged as
+//! before.
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -29,7 +32,10 @@ impl<S: Subscriber> Layer<S> for ClientGone {
 
 /// Whether rmcp's event says no more than that the client has gone.
 fn is_client_gone(message: &str, error: &str) -> bool {
-    message == "failed to send pending response during drain" && error == "channel closed"
+    matches!(
+        message,
+        "failed to send pending response during drain" | "fail to response message"
+    ) && error == "channel closed"
 }
 
 #[derive(Default)]
@@ -61,11 +67,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_drain_error_of_a_closed_channel_is_dropped() {
+    fn only_the_send_errors_of_a_closed_channel_are_dropped() {
         assert!(is_client_gone(
             "failed to send pending response during drain",
             "channel closed"
         ));
+        assert!(is_client_gone("fail to response message", "channel closed"));
+        assert!(!is_client_gone("fail to response message", "broken pipe"));
         assert!(!is_client_gone(
             "failed to send pending response during drain",
             "broken pipe"
