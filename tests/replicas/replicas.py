@@ -289,15 +289,21 @@ class Balancer:
     def mark(self):
         return len(self.log().splitlines())
 
-    def requests(self, since=0):
+    def requests(self, since=0, count=0):
         """The requests logged since line `since`: which replica answered,
-        the status, the retries, the captured method and session ids."""
-        requests = []
-        for line in self.log().splitlines()[since:]:
-            found = HTTPLOG.match(line)
-            if found:
-                requests.append(found.groupdict())
-        return requests
+        the status, the retries, the captured method and session ids.
+        HAProxy writes a request's line once its stream has ended, which
+        can be just after the client read the answer: this waits for
+        `count` lines, then until the log stays the same for 0.2 s."""
+        def logged():
+            return [found.groupdict() for line in self.log().splitlines()[since:] if (found := HTTPLOG.match(line))]
+
+        wait_until(f"HAProxy logs {count} requests", lambda: len(logged()) >= count, patience=5)
+        size = -1
+        while size != self.log_path.stat().st_size:
+            size = self.log_path.stat().st_size
+            time.sleep(0.2)
+        return logged()
 
     def stop(self):
         self.process.terminate()
@@ -460,7 +466,7 @@ def cursors(balancer, a, b):
         mark = balancer.mark()
         through, pages = walk([balancer.addr], method, key)
         check(through == alone, f"{method}: walked through the balancer, the same items")
-        servers = [r["server"] for r in balancer.requests(mark)]
+        servers = [r["server"] for r in balancer.requests(mark, pages)]
         check(
             len(servers) == pages and all(x != y for x, y in zip(servers, servers[1:])),
             f"{method}: through the balancer, the pages came from {''.join(servers)} (alternating)",
@@ -504,8 +510,9 @@ async def sessions(balancer, a, b):
             check(sorted([on_a, on_b]) == [200, 404], f"session {session[:8]}…: one replica knows it, the other answers 404")
             owners.append("a" if on_a == 200 else "b")
         check(set(owners) == {"a", "b"}, f"sessions opened on both replicas ({''.join(owners)})")
+        logged = balancer.requests(mark)
         for session, owner in zip(opened, owners):
-            servers = {r["server"] for r in balancer.requests(mark) if session in (r["session"], r["opened"])}
+            servers = {r["server"] for r in logged if session in (r["session"], r["opened"])}
             check(servers == {owner}, f"session {session[:8]}…: every request went to replica {owner} (HAProxy's log)")
 
 
@@ -544,7 +551,7 @@ async def recovery(balancer, a, b):
                 failed = str(err)
             check(failed is not None and "Session terminated" in failed, f"the SDK reports the 404: {failed!r}")
             check(
-                [(r["server"], r["status"]) for r in balancer.requests(mark)] == [(other.name, "404")],
+                [(r["server"], r["status"]) for r in balancer.requests(mark, 1)] == [(other.name, "404")],
                 f"HAProxy sent it to replica {other.name}, which answered 404",
             )
         # What a client does on 404: a new session, through the balancer.
