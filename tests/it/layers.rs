@@ -4,7 +4,8 @@
 //! core also never names the async crates: only `server`, `import` (and
 //! `main`, which starts their runtimes) use tokio, rmcp or notify, except
 //! `uri`, which asks rmcp's model types (no runtime) whether a name is
-//! listable.
+//! listable. Below the modules, no two source files import each other in a
+//! circle either (a `crate::` or `super::` path names the file it reaches).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -195,4 +196,135 @@ fn modules_never_use_higher_layers_nor_form_cycles_and_the_core_has_no_async_cra
     for (rank, layer) in LAYERS.iter().enumerate().rev() {
         println!("  {rank}: {}", layer.join(" "));
     }
+}
+
+/// The module path of a source file: `server/http/auth.rs` is
+/// `server::http::auth`, `server/http/mod.rs` is `server::http`.
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap().with_extension("");
+    let mut path: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().to_owned())
+        .collect();
+    if path.last().is_some_and(|last| last == "mod") {
+        path.pop();
+    }
+    path
+}
+
+/// The source file a module path reaches: its longest prefix that is a
+/// file (`server::http::auth::Caller` → `server/http/auth.rs`).
+fn file_of(src: &Path, path: &[String]) -> Option<PathBuf> {
+    (1..=path.len()).rev().find_map(|len| {
+        let base = src.join(path[..len].join("/"));
+        [base.with_extension("rs"), base.join("mod.rs")]
+            .into_iter()
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+/// The paths of `rest` (what follows `crate::` or `super::`) below
+/// `prefix`, one for each item of a `{...}` group.
+fn paths_at(rest: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let rest = rest.trim_start();
+    if let Some(group) = rest.strip_prefix('{') {
+        let (mut depth, mut start) = (0, 0);
+        for (at, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth > 0 => depth -= 1,
+                '}' | ',' if depth == 0 => {
+                    paths_at(&group[start..at], prefix.clone(), out);
+                    if c == '}' {
+                        return;
+                    }
+                    start = at + 1;
+                }
+                _ => {}
+            }
+        }
+        return;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if name.is_empty() || name == "self" {
+        out.push(prefix);
+        return;
+    }
+    let mut path = prefix;
+    path.push(name.clone());
+    match rest[name.len()..].strip_prefix("::") {
+        Some(more) => paths_at(more, path, out),
+        None => out.push(path),
+    }
+}
+
+/// The module paths a source file names with `crate::` and `super::`
+/// outside comments and its test module (which clippy keeps last, and
+/// whose `super` is the file itself).
+fn named_paths(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let code: String = text
+        .split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            paths_at(&code[at + "crate::".len()..], Vec::new(), &mut out);
+        }
+    }
+    for (at, _) in code.match_indices("super::") {
+        if code[..at].ends_with("::") {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut base = module.to_vec();
+        while let Some(more) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = more;
+        }
+        paths_at(rest, base, &mut out);
+    }
+    out
+}
+
+#[test]
+fn no_two_source_files_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    let shown = |file: &Path| file.strip_prefix(&src).unwrap().display().to_string();
+    let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for path in named_paths(&text, &module_path(&src, file)) {
+            if let Some(used) = file_of(&src, &path).filter(|used| used != file) {
+                edges
+                    .entry((shown(file), shown(&used)))
+                    .or_insert_with(|| path.join("::"));
+            }
+        }
+    }
+    if let Some(cycle) = find_cycle(&edges) {
+        let ties: Vec<String> = cycle
+            .windows(2)
+            .map(|pair| {
+                let via = &edges[&(pair[0].clone(), pair[1].clone())];
+                format!("{} -> {} (crate::{via})", pair[0], pair[1])
+            })
+            .collect();
+        panic!(
+            "source files import each other in a circle:\n{}",
+            ties.join("\n")
+        );
+    }
+    assert!(edges.len() > 200, "only {} edges were read", edges.len());
 }
