@@ -18,6 +18,7 @@ use crate::config::{
 };
 use crate::import::invoke::InvokeOptions;
 use crate::import::{DEFAULT_OUTPUT_DIR, DEFAULT_TIMEOUT_SECS, ImportOptions};
+use crate::lock::{Access, HeaderTemplate, Trust};
 use crate::program::SearchEnv;
 use crate::sources::{AddOptions, UpdateOptions};
 
@@ -195,13 +196,22 @@ pub enum Command {
         /// Do not ask; needed without a terminal.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// Remove it from the project's skills.lock instead of your sources.lock.
+        #[arg(long)]
+        project: bool,
     },
-    /// List the installed sources: id, kind, URL, ref, commit, skills, last update.
+    /// List the installed sources: id, kind, URL, ref, commit, skills, signer, last update.
     Sources {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// List the project's skills.lock instead of your sources.lock.
+        #[arg(long)]
+        project: bool,
     },
+    /// Install exactly what the locks pin (your sources.lock, and the project's skills.lock),
+    /// fetching only what the store lacks.
+    Sync(SyncArgs),
     /// Open the skills app in your browser: a loopback server with a one-time token; it stops a minute after the page is closed, or on Ctrl-C.
     Ui {
         /// Only print the page's address (with its token) instead of opening the browser.
@@ -215,6 +225,10 @@ pub enum Command {
         /// Where to write `.well-known/agent-skills/` (index.json and one artifact per skill).
         #[arg(long, value_name = "OUT")]
         out: String,
+        /// Sign index.json with this SSH key (as `ssh-keygen -Y sign -f KEY` takes it) into
+        /// index.json.sig.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<String>,
     },
     /// Bearer tokens for `serve --http --auth-tokens FILE`.
     #[command(subcommand)]
@@ -272,6 +286,7 @@ impl Command {
             Command::Update(_) => Some("update"),
             Command::Remove { .. } => Some("remove"),
             Command::Sources { .. } => Some("sources"),
+            Command::Sync(_) => Some("sync"),
             Command::Ui { .. } => Some("ui"),
             Command::Publish { .. } => Some("publish"),
             Command::Token(_) => Some("token"),
@@ -595,18 +610,69 @@ pub struct AddArgs {
     /// Install even skills with error-level security findings.
     #[arg(long)]
     pub allow_risky: bool,
+
+    /// Write the project's skills.lock (committed for everyone who clones it) instead of your
+    /// sources.lock.
+    #[arg(long)]
+    pub project: bool,
+
+    /// The allowed-signers file (OpenSSH's format) that says whose SSH signatures count
+    /// for this source [default: trusted_signers of config.toml, else git's
+    /// gpg.ssh.allowedSignersFile].
+    #[arg(long, value_name = "FILE")]
+    pub trusted_signers: Option<String>,
+
+    /// Revoked SSH keys (public keys, one a line, or a KRL) for this source.
+    #[arg(long, value_name = "FILE")]
+    pub revoked_signers: Option<String>,
+
+    /// Refuse the source, now and on every update and sync, unless it is signed by a
+    /// trusted signer.
+    #[arg(long)]
+    pub require_signature: bool,
+
+    /// An HTTP header for a private index, `NAME: VALUE`, where VALUE names an environment
+    /// variable read when fetching (`Authorization: Bearer $SKILLS_TOKEN`); repeatable.
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub headers: Vec<String>,
+
+    /// Send the index host's login and password from ~/.netrc (or $NETRC).
+    #[arg(long)]
+    pub netrc: bool,
 }
 
 impl AddArgs {
-    pub fn options(&self) -> AddOptions {
-        AddOptions {
+    /// The options, paths expanded and absolute, headers checked.
+    pub fn options(&self, env: &Env) -> Result<AddOptions, UsageError> {
+        let file =
+            |what: &'static str, value: &Option<String>| -> Result<Option<String>, UsageError> {
+                value
+                    .as_deref()
+                    .map(|v| Ok(command_path(what, v, env)?.to_string_lossy().into_owned()))
+                    .transpose()
+            };
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| HeaderTemplate::parse(h).map_err(|err| UsageError::Header(err.to_string())))
+            .collect::<Result<_, _>>()?;
+        Ok(AddOptions {
             source: self.source.clone(),
             id: self.id.clone(),
             reference: self.reference.clone(),
             subdir: self.subdir.clone(),
             skills: self.skills.clone(),
             allow_risky: self.allow_risky,
-        }
+            trust: Trust {
+                trusted_signers: file("--trusted-signers", &self.trusted_signers)?,
+                revoked_signers: file("--revoked-signers", &self.revoked_signers)?,
+                require_signature: self.require_signature,
+            },
+            access: Access {
+                headers,
+                netrc: self.netrc,
+            },
+        })
     }
 }
 
@@ -628,6 +694,15 @@ pub struct UpdateArgs {
     /// Install even skills with error-level security findings.
     #[arg(long, conflicts_with = "check")]
     pub allow_risky: bool,
+
+    /// Install a version signed by another key than the one recorded (its publisher
+    /// changed keys).
+    #[arg(long, conflicts_with = "check")]
+    pub allow_signer_change: bool,
+
+    /// Update the project's skills.lock instead of your sources.lock.
+    #[arg(long)]
+    pub project: bool,
 }
 
 impl UpdateArgs {
@@ -636,8 +711,25 @@ impl UpdateArgs {
             ids: self.ids.clone(),
             check: self.check,
             allow_risky: self.allow_risky,
+            allow_signer_change: self.allow_signer_change,
         }
     }
+}
+
+/// Options of `sync`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Change nothing; exit 10 when the store and the locks differ, 0 when not.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Also remove store entries that no lock names any more.
+    #[arg(long)]
+    pub prune: bool,
+
+    /// Only the project's skills.lock, not your sources.lock.
+    #[arg(long)]
+    pub project: bool,
 }
 
 /// Expands `~` and `$VAR` in the path of a command's argument, made absolute.
@@ -736,6 +828,8 @@ pub enum UsageError {
     NoTokenFile,
     #[error("--auth-tokens {0}")]
     TokenFile(#[from] crate::tokens::TokenError),
+    #[error("--header {0}")]
+    Header(String),
 }
 
 impl Cli {

@@ -7,7 +7,7 @@ use std::io::{self, IsTerminal};
 use tracing_subscriber::filter::Targets;
 
 use skillserve::cli::{self, Cli, Command, TokenCommand, UsageError};
-use skillserve::commands::{self, Console, Format, ListOptions, Switch};
+use skillserve::commands::{self, Console, Format, ListOptions, Switch, SyncOptions, WhichLock};
 use skillserve::config::{Env, settings};
 use skillserve::exit_codes::ExitCode;
 use skillserve::import::{self, invoke};
@@ -154,18 +154,60 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Untrust { name } => {
             trust::untrust(&settings.config, name, console.out, console.err)?
         }
-        Command::Add(args) => {
-            commands::add(&settings, &env, &args.options(), args.yes, &mut console)?
-        }
-        Command::Update(args) => {
-            commands::update(&settings, &env, &args.options(), args.yes, &mut console)?
-        }
-        Command::Remove { id, yes } => commands::remove(&settings, &env, id, *yes, &mut console)?,
-        Command::Sources { json } => commands::sources(&settings, &env, *json, &mut console)?,
-        Command::Publish { dir, out: target } => commands::publish(
+        Command::Add(args) => commands::add(
             &settings,
+            &env,
+            &args.options(&env)?,
+            WhichLock::chosen(args.project),
+            args.yes,
+            &mut console,
+        )?,
+        Command::Update(args) => commands::update(
+            &settings,
+            &env,
+            &args.options(),
+            WhichLock::chosen(args.project),
+            args.yes,
+            &mut console,
+        )?,
+        Command::Remove { id, yes, project } => commands::remove(
+            &settings,
+            &env,
+            id,
+            WhichLock::chosen(*project),
+            *yes,
+            &mut console,
+        )?,
+        Command::Sources { json, project } => commands::sources(
+            &settings,
+            &env,
+            *json,
+            WhichLock::chosen(*project),
+            &mut console,
+        )?,
+        Command::Sync(args) => commands::sync(
+            &settings,
+            &env,
+            &SyncOptions {
+                check: args.check,
+                prune: args.prune,
+                project_only: args.project,
+            },
+            &mut console,
+        )?,
+        Command::Publish {
+            dir,
+            out: target,
+            sign,
+        } => commands::publish(
+            &settings,
+            &env,
             &cli::command_path("publish folder", dir, &env)?,
             &cli::command_path("--out", target, &env)?,
+            sign.as_deref()
+                .map(|key| cli::command_path("--sign", key, &env))
+                .transpose()?
+                .as_deref(),
             &mut console,
         )?,
         Command::Token(command) => {

@@ -368,15 +368,20 @@ pub fn loading(skill: &Skill, content: &str, base: &str) -> String {
 
 /// The header of every answer that loads something of `skill` (`file` is
 /// "" for the skill itself): `Loading:`, `Base directory:` (`base`), and
-/// for an installed skill `Source: url@version`, each line ending with a
-/// line break; then a blank line and `text`. Made in one allocation: a
+/// for an installed skill `Source: url@version` (and `Signed-by: principal
+/// (key)` when a trusted signer signed it), each line ending with a line
+/// break; then a blank line and `text`. Made in one allocation: a
 /// `SKILL.md` of many kilobytes appended bit by bit was reallocated (and
 /// copied) a dozen times, and a header grown to fit it was copied once more.
 fn with_text(skill: &Skill, file: &str, base: &str, text: &str) -> String {
     let origin = skill.origin().map(|origin| origin.label());
+    let signed_by = skill.origin().and_then(|origin| origin.signed_by());
     let source = origin
         .as_deref()
-        .map_or(0, |label| "Source: \n".len() + label.len());
+        .map_or(0, |label| "Source: \n".len() + label.len())
+        + signed_by
+            .as_deref()
+            .map_or(0, |label| "Signed-by: \n".len() + label.len());
     let mut out = String::with_capacity(
         "Loading: /\nBase directory: \n\n".len()
             + skill.name.len()
@@ -396,6 +401,11 @@ fn with_text(skill: &Skill, file: &str, base: &str, text: &str) -> String {
     out.push('\n');
     if let Some(label) = origin {
         out.push_str("Source: ");
+        out.push_str(&label);
+        out.push('\n');
+    }
+    if let Some(label) = signed_by {
+        out.push_str("Signed-by: ");
         out.push_str(&label);
         out.push('\n');
     }

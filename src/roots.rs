@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::gate::Fence;
-use crate::lock::SourceKind;
+use crate::lock::{Scope, Signer, SourceKind};
 
 /// The names a skill's file may have, in the order they are looked for.
 pub const SKILL_FILES: [&str; 2] = ["SKILL.md", "skill.md"];
@@ -161,14 +161,26 @@ pub struct Origin {
     /// checked against (the store entry's own folder is its digest).
     pub folder: String,
     /// The user installed it knowing of error-level security findings
-    /// (`add --allow-risky`).
+    /// (`add --allow-risky`); never set for a project's lock, which the
+    /// project's authors, not the user, wrote.
     pub allow_risky: bool,
+    /// Who signed the version installed (a trusted signer, checked when it
+    /// was installed).
+    pub signer: Option<Signer>,
+    /// Whose lock names it: the user's `sources.lock` or the project's
+    /// `skills.lock`.
+    pub scope: Scope,
 }
 
 impl Origin {
     /// `url@version`: the `Source:` line of an answer.
     pub fn label(&self) -> String {
         format!("{}@{}", self.url, self.version)
+    }
+
+    /// `principal (key)`: the `Signed-by:` line of an answer.
+    pub fn signed_by(&self) -> Option<String> {
+        self.signer.as_ref().map(Signer::label)
     }
 }
 

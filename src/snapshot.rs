@@ -74,7 +74,15 @@ pub fn load_with(
     // `--allow-risky`, and the store entry holds those very files): the
     // refresh right after start-up screens them like every skill that is
     // not the user's own, off the request path.
-    let deferred = |found: &Found| verify == Verify::Quick && roots[found.root].origin.is_some();
+    // A project's `skills.lock` comes with the repository: its skills are
+    // screened at once, like every project skill.
+    let deferred = |found: &Found| {
+        verify == Verify::Quick
+            && roots[found.root]
+                .origin
+                .as_ref()
+                .is_some_and(|o| o.scope == crate::lock::Scope::User)
+    };
     let screening: Vec<usize> = (0..scan.skills.len())
         .filter(|&i| !deferred(&scan.skills[i]))
         .collect();

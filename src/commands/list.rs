@@ -298,6 +298,10 @@ struct OriginItem<'a> {
     version: &'a str,
     path: &'a str,
     digest: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signed_by: Option<&'a crate::lock::Signer>,
+    /// `user` (sources.lock) or `project` (skills.lock).
+    lock: crate::lock::Scope,
 }
 
 #[derive(Serialize)]
@@ -332,6 +336,8 @@ impl<'a> ListItem<'a> {
                 version: &o.version,
                 path: &o.path,
                 digest: &o.digest,
+                signed_by: o.signer.as_ref(),
+                lock: o.scope,
             }),
             shadowed_by: shadowed_by.map(|by| Cow::Owned(by.file().to_string_lossy().into_owned())),
             hidden_because,

@@ -16,7 +16,7 @@ mod token;
 
 pub use list::ListOptions;
 pub use settings::{Switch, ToggleError, ToggleRequest, Toggled, config, enable_disable, toggle};
-pub use sources::{add, publish, remove, sources, update};
+pub use sources::{SyncOptions, WhichLock, add, publish, remove, sources, sync, update};
 pub use token::token_new;
 
 use std::collections::BTreeMap;
@@ -378,8 +378,15 @@ fn write_blocks(out: &mut dyn Write, blocks: impl IntoIterator<Item = String>) -
 /// `from source 'skills': url@version (skills/pdf)`: where an installed
 /// skill came from, on one line.
 fn provenance(origin: &Origin) -> String {
+    let lock = match origin.scope {
+        crate::lock::Scope::User => "",
+        crate::lock::Scope::Project => " of skills.lock",
+    };
+    let signed = origin
+        .signed_by()
+        .map_or_else(String::new, |label| format!(", signed by {label}"));
     format!(
-        "from source '{}': {} ({})",
+        "from source '{}'{lock}: {} ({}){signed}",
         origin.id,
         origin.label(),
         origin.path

@@ -27,7 +27,7 @@ pub const FILE_NAME: &str = "config.toml";
 pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// The keys of the file's top level, in the order `skillserve config` shows them.
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 20] = [
     "skills_dirs",
     "project_dir",
     "project",
@@ -45,6 +45,9 @@ pub const KEYS: [&str; 17] = [
     "disabled",
     "clients",
     "sources",
+    "trusted_signers",
+    "revoked_signers",
+    "require_signature",
 ];
 
 /// The keys of a `[clients."..."]` profile.
@@ -157,6 +160,11 @@ pub struct FileSettings {
     pub profiles: Vec<Profile>,
     /// `[sources.ID] auto_update`, in file order.
     pub auto_update: Vec<AutoUpdate>,
+    /// `trusted_signers` and `revoked_signers`: files of SSH keys, expanded
+    /// and absolute.
+    pub trusted_signers: Option<At<PathBuf>>,
+    pub revoked_signers: Option<At<PathBuf>>,
+    pub require_signature: Option<At<bool>>,
 }
 
 /// Why the settings file cannot be used.
@@ -228,6 +236,9 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<FileSettings, FileErr
         filters: Filters::default(),
         profiles: Vec::new(),
         auto_update: Vec::new(),
+        trusted_signers: None,
+        revoked_signers: None,
+        require_signature: None,
     };
     let table = document.as_table();
     for (key, item) in table.iter() {
@@ -329,6 +340,19 @@ impl Reader<'_> {
             "include" | "exclude" | "disabled" => self.filter(field, &mut out.filters)?,
             "clients" => out.profiles = self.profiles(field)?,
             "sources" => out.auto_update = self.sources(field)?,
+            "trusted_signers" | "revoked_signers" => {
+                let text = self.string(field)?;
+                let value = Some(At {
+                    value: self.path(field, &text, line)?,
+                    line,
+                });
+                if field.key == "trusted_signers" {
+                    out.trusted_signers = value;
+                } else {
+                    out.revoked_signers = value;
+                }
+            }
+            "require_signature" => out.require_signature = Some(self.flag(field)?),
             unknown => return Err(self.unknown(unknown, line, &KEYS, None)),
         }
         Ok(())

@@ -141,6 +141,18 @@ pub struct Config {
     pub folders: Folders,
 }
 
+/// `trusted_signers`, `revoked_signers` and `require_signature` of
+/// `config.toml`: what every source's signature must satisfy unless the
+/// source says otherwise (behaviour.md, "Signatures"). Each with where it
+/// was said (`config.toml:3`), for messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SignatureSettings {
+    pub trusted_signers: Option<(PathBuf, String)>,
+    pub revoked_signers: Option<(PathBuf, String)>,
+    /// Where a signature was required; `None`: not required.
+    pub require_signature: Option<String>,
+}
+
 /// Options that only the MCP server uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServeOptions {

@@ -84,6 +84,8 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// The home folder and the variable it came from.
     pub home: super::Home,
+    /// What sources' signatures must satisfy.
+    pub signatures: super::SignatureSettings,
 }
 
 /// A problem with the command line, the environment or the settings file
@@ -284,6 +286,7 @@ pub fn resolve(
         http: None,
         auto_update: file.map(|f| f.auto_update.clone()).unwrap_or_default(),
     };
+    let signatures = signatures(file, &mut shown);
     let rules = Rules {
         filters: file.map(|f| f.filters.clone()).unwrap_or_default(),
         profiles: file.map(|f| f.profiles.clone()).unwrap_or_default(),
@@ -301,7 +304,50 @@ pub fn resolve(
         shown,
         warnings,
         home: env.home.clone(),
+        signatures,
     })
+}
+
+/// The signature settings of the file (they have no flags: `add` records
+/// its own per source).
+fn signatures(file: Option<&FileSettings>, shown: &mut Vec<Shown>) -> super::SignatureSettings {
+    let mut out = super::SignatureSettings::default();
+    let Some(file) = file else {
+        return out;
+    };
+    let at = |line: usize| Origin::File {
+        path: file.path.clone(),
+        line,
+    };
+    for (key, value) in [
+        ("trusted_signers", &file.trusted_signers),
+        ("revoked_signers", &file.revoked_signers),
+    ] {
+        if let Some(value) = value {
+            let from = at(value.line);
+            shown.push(Shown {
+                key,
+                value: toml_string(&value.value.display().to_string()),
+                from: from.clone(),
+            });
+            let setting = Some((value.value.clone(), from.to_string()));
+            if key == "trusted_signers" {
+                out.trusted_signers = setting;
+            } else {
+                out.revoked_signers = setting;
+            }
+        }
+    }
+    if let Some(require) = &file.require_signature {
+        let from = at(require.line);
+        shown.push(Shown {
+            key: "require_signature",
+            value: require.value.to_string(),
+            from: from.clone(),
+        });
+        out.require_signature = require.value.then(|| from.to_string());
+    }
+    out
 }
 
 /// `--skills-dir`, the folders after `serve`, `SKILLSERVE_SKILLS_DIRS`,

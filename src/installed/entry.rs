@@ -27,10 +27,21 @@ pub enum EntryProblem {
 }
 
 impl EntryProblem {
-    /// The diagnostic naming the source and what to do.
-    pub fn diagnostic(&self, source: &Locked, skill: &LockedSkill, entry: &Path) -> Diagnostic {
+    /// The diagnostic naming the source and what to do (`scope`: whose
+    /// lock names it).
+    pub fn diagnostic(
+        &self,
+        source: &Locked,
+        skill: &LockedSkill,
+        entry: &Path,
+        scope: crate::lock::Scope,
+    ) -> Diagnostic {
+        let project = match scope {
+            crate::lock::Scope::User => "",
+            crate::lock::Scope::Project => " --project",
+        };
         let hint = format!(
-            "run `skillserve update {id}` to install it again, or `skillserve remove {id}`",
+            "run `skillserve sync` to install the version the lock pins again, or `skillserve remove{project} {id}`",
             id = source.id
         );
         match self {

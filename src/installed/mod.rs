@@ -38,7 +38,7 @@ use crate::diagnostic::Diagnostic;
 use crate::digest;
 use crate::disk::{self, ReadError, Stamp};
 use crate::folders::Folders;
-use crate::lock::{self, LockError, Locked, LockedSkill};
+use crate::lock::{self, Lock, LockError, Locked, LockedSkill};
 use crate::roots::{Layout, Origin, Root, Source};
 
 mod entry;
@@ -103,23 +103,39 @@ pub struct Installed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// The file whose changes change the installed roots: the lock (watched by
-/// the server).
-pub fn lock_file(config: &Config) -> Option<PathBuf> {
-    Paths::of(&config.folders).map(|paths| paths.lock)
+/// The files whose changes change the installed roots: the user's lock
+/// and the project's `skills.lock` (watched by the server).
+pub fn lock_files(config: &Config) -> Vec<PathBuf> {
+    Paths::of(&config.folders)
+        .map(|paths| paths.lock)
+        .into_iter()
+        .chain(project_lock(config))
+        .collect()
 }
 
-/// The roots of every skill of the lock whose store entry is intact.
-pub fn discover(config: &Config, verify: Verify) -> Installed {
-    let mut out = Installed::default();
-    let Some(paths) = Paths::of(&config.folders) else {
-        return out;
-    };
+/// The project's `skills.lock`: at the top of the project's folders (the
+/// repository's root, or the project folder outside a repository).
+pub fn project_lock(config: &Config) -> Option<PathBuf> {
+    let dir = config.project_dir.as_ref()?;
+    let root = crate::roots::project_dirs(dir).pop()?;
+    Some(root.join(lock::PROJECT_FILE_NAME))
+}
+
+/// The user's lock: as the record holds it when its file has not changed,
+/// else read (and recorded). `None` when there is none or it cannot be read
+/// (then a diagnostic says why).
+fn user_lock(
+    paths: &Paths,
+    verify: Verify,
+    record: &mut Record,
+    changed: &mut bool,
+    out: &mut Installed,
+) -> Option<Arc<Lock>> {
     // The lock's version before it is read: if it changes while it is read,
     // the record holds the older version and the next start reads it again.
     let lock_stamp = match fs::metadata(&paths.lock) {
         Ok(meta) => Stamp::of(&meta),
-        Err(err) if disk::is_gone(&err) => return out,
+        Err(err) if disk::is_gone(&err) => return None,
         Err(err) => {
             out.diagnostics.push(
                 LockError::Unreadable {
@@ -128,27 +144,37 @@ pub fn discover(config: &Config, verify: Verify) -> Installed {
                 }
                 .diagnostic(),
             );
-            return out;
+            return None;
         }
     };
-    let mut record = Record::read(&paths.record());
-    // Whether the record must be written again.
-    let mut changed = false;
-    let lock = match record.lock_if(verify, lock_stamp) {
+    Some(match record.lock_if(verify, lock_stamp) {
         Some(lock) => lock,
         None => match lock::read(&paths.lock) {
             Ok(Some(lock)) => {
                 record.set_lock(lock_stamp, &lock);
-                changed = true;
+                *changed = true;
                 Arc::new(lock)
             }
-            Ok(None) => return out,
+            Ok(None) => return None,
             Err(err) => {
                 out.diagnostics.push(err.diagnostic());
-                return out;
+                return None;
             }
         },
-    };
+    })
+}
+
+/// Pushes a root for every skill of `lock` whose store entry is intact, and
+/// a diagnostic for every other; whether the record changed.
+fn push_roots(
+    paths: &Paths,
+    lock: &Lock,
+    scope: lock::Scope,
+    verify: Verify,
+    record: &mut Record,
+    out: &mut Installed,
+) -> bool {
+    let mut changed = false;
     let skills: Vec<(&Locked, &LockedSkill)> = lock
         .sources
         .iter()
@@ -174,11 +200,12 @@ pub fn discover(config: &Config, verify: Verify) -> Installed {
                     record.forget_entry(&skill.digest);
                     changed = true;
                     out.diagnostics
-                        .push(problem.diagnostic(source, skill, &entry));
+                        .push(problem.diagnostic(source, skill, &entry, scope));
                     continue;
                 }
             },
         };
+        let project = scope == lock::Scope::Project;
         let origin = Origin {
             id: source.id.clone(),
             kind: source.kind,
@@ -187,12 +214,65 @@ pub fn discover(config: &Config, verify: Verify) -> Installed {
             path: skill.path.clone(),
             digest: skill.digest.clone(),
             folder: skill.folder(source.kind, &source.id),
-            allow_risky: source.allow_risky,
+            // The project's authors, not the user, said `--allow-risky`.
+            allow_risky: source.allow_risky && !project,
+            signer: source.signer.clone(),
+            scope,
         };
-        let mut root = Root::new(entry, Source::Installed, Layout::Skill);
+        let mut root = Root::new(entry.clone(), Source::Installed, Layout::Skill);
+        // Fenced like every project root: no symlink leads out of the entry.
+        if project {
+            root.fence = Some(Arc::new(crate::gate::Fence::new(&entry)));
+        }
         root.origin = Some(Arc::new(origin));
         root.probed = known;
         out.roots.push(root);
+    }
+    changed
+}
+
+/// The roots of every skill of the user's lock and of the project's
+/// `skills.lock` whose store entry is intact, the user's first.
+pub fn discover(config: &Config, verify: Verify) -> Installed {
+    let mut out = Installed::default();
+    let Some(paths) = Paths::of(&config.folders) else {
+        return out;
+    };
+    let mut record = Record::read(&paths.record());
+    // Whether the record must be written again.
+    let mut changed = false;
+    if let Some(lock) = user_lock(&paths, verify, &mut record, &mut changed, &mut out) {
+        changed |= push_roots(
+            &paths,
+            &lock,
+            lock::Scope::User,
+            verify,
+            &mut record,
+            &mut out,
+        );
+    }
+    if let Some(project) = project_lock(config) {
+        match lock::read(&project) {
+            Ok(Some(lock)) => {
+                // A project's lock comes with the repository: its skills are
+                // checked now, never taken on the record's word at start-up
+                // (`Quick`), and screened like every project skill.
+                let verify = match verify {
+                    Verify::Quick => Verify::Stamps,
+                    other => other,
+                };
+                changed |= push_roots(
+                    &paths,
+                    &lock,
+                    lock::Scope::Project,
+                    verify,
+                    &mut record,
+                    &mut out,
+                );
+            }
+            Ok(None) => {}
+            Err(err) => out.diagnostics.push(err.diagnostic()),
+        }
     }
     if changed {
         // A record, not a promise: when it cannot be written, the next start

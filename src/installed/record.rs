@@ -12,7 +12,10 @@ use std::sync::Arc;
 use super::{Paths, Verify};
 use crate::digest::{self, hex_of};
 use crate::disk::{self, Stamp};
-use crate::lock::{self, Lock, Locked, LockedSkill, SourceKind};
+use crate::lock::{
+    self, HeaderTemplate, Lock, Locked, LockedSkill, SignatureFormat, SignedObject, Signer,
+    SourceKind,
+};
 use crate::roots::SKILL_FILES;
 
 /// The record's file name, in the store folder.
@@ -180,6 +183,9 @@ impl Record {
                     subdir: None,
                     picked: Vec::new(),
                     allow_risky: false,
+                    trust: Default::default(),
+                    signer: None,
+                    access: Default::default(),
                     added: String::new(),
                     updated: String::new(),
                     skills: Vec::new(),
@@ -197,6 +203,40 @@ impl Record {
                 "path" => last_source(&mut lock)?.subdir = Some(value.to_owned()),
                 "picked" => last_source(&mut lock)?.picked.push(value.to_owned()),
                 "risky" => last_source(&mut lock)?.allow_risky = true,
+                "trusted" => {
+                    last_source(&mut lock)?.trust.trusted_signers = Some(value.to_owned());
+                }
+                "revoked" => {
+                    last_source(&mut lock)?.trust.revoked_signers = Some(value.to_owned());
+                }
+                "require" => last_source(&mut lock)?.trust.require_signature = true,
+                // `signer FORMAT OBJECT KEY<tab>PRINCIPAL`
+                "signer" => {
+                    let mut fields = value.splitn(3, ' ');
+                    let format = match fields.next()? {
+                        "ssh" => SignatureFormat::Ssh,
+                        "openpgp" => SignatureFormat::Openpgp,
+                        _ => return None,
+                    };
+                    let object = match fields.next()? {
+                        "commit" => SignedObject::Commit,
+                        "tag" => SignedObject::Tag,
+                        "index" => SignedObject::Index,
+                        _ => return None,
+                    };
+                    let (key, principal) = fields.next()?.split_once('\t')?;
+                    last_source(&mut lock)?.signer = Some(Signer {
+                        format,
+                        key: key.to_owned(),
+                        principal: principal.to_owned(),
+                        object,
+                    });
+                }
+                "header" => last_source(&mut lock)?
+                    .access
+                    .headers
+                    .push(HeaderTemplate::parse(value).ok()?),
+                "netrc" => last_source(&mut lock)?.access.netrc = true,
                 "added" => last_source(&mut lock)?.added = value.to_owned(),
                 "updated" => last_source(&mut lock)?.updated = value.to_owned(),
                 // `skill DIGEST<tab>NAME<tab>PATH[<tab>ARTIFACT]` (the lock's
@@ -260,6 +300,9 @@ impl Record {
                 .chain(&s.reference)
                 .chain(&s.subdir)
                 .chain(&s.picked)
+                .chain(&s.trust.trusted_signers)
+                .chain(&s.trust.revoked_signers)
+                .chain(s.signer.iter().map(|signer| &signer.principal))
                 .all(|text| one_line(text))
                 && s.skills
                     .iter()
@@ -353,6 +396,31 @@ impl Record {
                 }
                 if s.allow_risky {
                     text.push_str("risky 1\n");
+                }
+                if let Some(path) = &s.trust.trusted_signers {
+                    let _ = writeln!(text, "trusted {path}");
+                }
+                if let Some(path) = &s.trust.revoked_signers {
+                    let _ = writeln!(text, "revoked {path}");
+                }
+                if s.trust.require_signature {
+                    text.push_str("require 1\n");
+                }
+                if let Some(signer) = &s.signer {
+                    let _ = writeln!(
+                        text,
+                        "signer {} {} {}\t{}",
+                        signer.format.as_str(),
+                        signer.object.as_str(),
+                        signer.key,
+                        signer.principal
+                    );
+                }
+                for header in &s.access.headers {
+                    let _ = writeln!(text, "header {}", header.text());
+                }
+                if s.access.netrc {
+                    text.push_str("netrc 1\n");
                 }
                 let _ = writeln!(text, "added {}\nupdated {}", s.added, s.updated);
                 for k in &s.skills {
@@ -468,6 +536,21 @@ mod tests {
                 subdir: Some("a b".into()),
                 picked: vec!["x".into()],
                 allow_risky: true,
+                trust: crate::lock::Trust {
+                    trusted_signers: Some("/home/u/allowed signers".into()),
+                    revoked_signers: Some("/home/u/revoked".into()),
+                    require_signature: true,
+                },
+                signer: Some(Signer {
+                    format: SignatureFormat::Ssh,
+                    key: "SHA256:Urfzw/a4Gz01I8Qthzw9h//DH3nDbXPw+RyDeEvRUYs".into(),
+                    principal: "Alice <alice@example.com>".into(),
+                    object: SignedObject::Index,
+                }),
+                access: crate::lock::Access {
+                    headers: vec![HeaderTemplate::parse("Authorization: Bearer ${T}").unwrap()],
+                    netrc: true,
+                },
                 added: "2026-01-01T00:00:00Z".into(),
                 updated: "2026-01-02T00:00:00Z".into(),
                 skills: vec![LockedSkill {

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
-use super::{Lock, LockError, Locked, MAX_BYTES, SourceKind, VERSION};
+use super::{Lock, LockError, Locked, MAX_BYTES, Scope, SourceKind, VERSION};
 use crate::disk::{self, ReadError};
 
 /// The first lines of a new lock.
@@ -19,6 +19,15 @@ const HEADER: &str = "\
 # Skills installed with `skillserve add`: one [sources.ID] table per source,
 # one [[sources.ID.skill]] table per skill. skillserve rewrites this file on
 # `add`, `update` and `remove` and keeps the comments you add; the format is
+# described at https://github.com/skillserve/skillserve/blob/main/docs/behaviour.md
+";
+
+/// The first lines of a new project lock.
+const PROJECT_HEADER: &str = "\
+# The skills this project pins, for everyone who clones it: commit this file.
+# `skillserve sync` in the project installs exactly these (commits and
+# digests); `skillserve add --project`, `update --project` and
+# `remove --project` change it and keep the comments you add. The format is
 # described at https://github.com/skillserve/skillserve/blob/main/docs/behaviour.md
 ";
 
@@ -54,7 +63,11 @@ impl LockFile {
         let read_as = read(path)?;
         let (document, lock) = match &read_as {
             None => {
-                let mut document: DocumentMut = format!("{HEADER}version = {VERSION}\n")
+                let header = match Scope::of(path) {
+                    Scope::User => HEADER,
+                    Scope::Project => PROJECT_HEADER,
+                };
+                let mut document: DocumentMut = format!("{header}version = {VERSION}\n")
                     .parse()
                     .expect("the header is TOML");
                 document.insert("sources", implicit());
@@ -177,6 +190,30 @@ fn fill(table: &mut Table, source: &Locked) {
         table["picked"] = value(picked);
     }
     table["allow_risky"] = value(source.allow_risky);
+    let trust = &source.trust;
+    set_optional(table, "trusted_signers", trust.trusted_signers.as_deref());
+    set_optional(table, "revoked_signers", trust.revoked_signers.as_deref());
+    set_flag(table, "require_signature", trust.require_signature);
+    match &source.signer {
+        Some(signer) => {
+            let mut signed_by = toml_edit::InlineTable::new();
+            signed_by.insert("format", signer.format.as_str().into());
+            signed_by.insert("key", signer.key.as_str().into());
+            signed_by.insert("principal", signer.principal.as_str().into());
+            signed_by.insert("object", signer.object.as_str().into());
+            table["signed_by"] = value(signed_by);
+        }
+        None => {
+            table.remove("signed_by");
+        }
+    }
+    if source.access.headers.is_empty() {
+        table.remove("headers");
+    } else {
+        let headers: toml_edit::Array = source.access.headers.iter().map(|h| h.text()).collect();
+        table["headers"] = value(headers);
+    }
+    set_flag(table, "netrc", source.access.netrc);
     for (key, time) in [("added", &source.added), ("updated", &source.updated)] {
         match time.parse::<toml_edit::Datetime>() {
             Ok(time) => table[key] = value(time),
@@ -199,6 +236,15 @@ fn fill(table: &mut Table, source: &Locked) {
     table.remove("skill");
     if !skills.is_empty() {
         table.insert("skill", Item::ArrayOfTables(skills));
+    }
+}
+
+/// `key = true`, or no key at all for false (the default).
+fn set_flag(table: &mut Table, key: &str, on: bool) {
+    if on {
+        table[key] = value(true);
+    } else {
+        table.remove(key);
     }
 }
 
@@ -262,6 +308,9 @@ mod tests {
             subdir: None,
             picked: Vec::new(),
             allow_risky: false,
+            trust: Default::default(),
+            signer: None,
+            access: Default::default(),
             added: "2026-01-02T03:04:05Z".into(),
             updated: "2026-01-02T03:04:05Z".into(),
             skills: vec![LockedSkill {

@@ -18,13 +18,43 @@ use serde::Serialize;
 use crate::diagnostic::{Code, Diagnostic, Finding};
 use crate::disk::{self, ReadError};
 
+mod access;
 mod edit;
 mod reader;
+mod signer;
 
+pub use access::{Access, HeaderError, HeaderTemplate};
 pub use edit::{LockFile, SaveError, now};
+pub use signer::{SignatureFormat, SignedObject, Signer, Trust, is_fingerprint};
 
 /// The lock's file name, in the config folder.
 pub const FILE_NAME: &str = "sources.lock";
+/// The file name of a project's lock, at the project's root.
+pub const PROJECT_FILE_NAME: &str = "skills.lock";
+
+/// Whose lock a file is: the user's (`sources.lock`, in the config folder)
+/// or a project's (`skills.lock`, committed at its root for everyone who
+/// clones it). A project's lock comes with the repository, so it is read
+/// as untrusted: the paths it names are relative to the project and stay
+/// inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    User,
+    Project,
+}
+
+impl Scope {
+    /// The scope of the lock at `path`, by its file name: a project's lock
+    /// is always `skills.lock`, the user's `sources.lock`.
+    pub fn of(path: &Path) -> Scope {
+        if path.file_name().is_some_and(|n| n == PROJECT_FILE_NAME) {
+            Scope::Project
+        } else {
+            Scope::User
+        }
+    }
+}
 /// The lock format this version reads and writes (`version = 1`).
 pub const VERSION: i64 = 1;
 /// A lock larger than this is refused (a lock of 10,000 skills is about
@@ -110,6 +140,13 @@ pub struct Locked {
     pub picked: Vec<String>,
     /// Installed with `--allow-risky`.
     pub allow_risky: bool,
+    /// What `add` was told of signatures (`--trusted-signers`,
+    /// `--revoked-signers`, `--require-signature`).
+    pub trust: Trust,
+    /// Who signed the version installed, when a trusted signer did.
+    pub signer: Option<Signer>,
+    /// How a private index is reached (`--header`, `--netrc`).
+    pub access: Access,
     /// When it was added and last updated, RFC 3339 (UTC).
     pub added: String,
     pub updated: String,
@@ -199,9 +236,15 @@ pub fn read(path: &Path) -> Result<Option<Lock>, LockError> {
     }
 }
 
-/// Parses the text of a lock; `path` is only named in errors.
+/// Parses the text of a lock; `path` names it in errors and says whose it
+/// is ([`Scope::of`]).
 pub fn parse(text: &str, path: &Path) -> Result<Lock, LockError> {
-    reader::LockReader { text, path }.read()
+    reader::LockReader {
+        text,
+        path,
+        scope: Scope::of(path),
+    }
+    .read()
 }
 
 #[cfg(test)]

@@ -3,7 +3,11 @@
 
 use std::path::Path;
 
-use super::{Lock, LockError, Locked, LockedSkill, SourceKind, VERSION, is_source_id};
+use super::signer::{SignatureFormat, SignedObject};
+use super::{
+    Access, HeaderTemplate, Lock, LockError, Locked, LockedSkill, Scope, Signer, SourceKind, Trust,
+    VERSION, is_fingerprint, is_source_id,
+};
 use crate::digest;
 use crate::disk;
 
@@ -11,6 +15,7 @@ use crate::disk;
 pub(super) struct LockReader<'a> {
     pub(super) text: &'a str,
     pub(super) path: &'a Path,
+    pub(super) scope: Scope,
 }
 
 type Table = toml_edit::Table;
@@ -75,6 +80,12 @@ impl LockReader<'_> {
                 "path",
                 "picked",
                 "allow_risky",
+                "trusted_signers",
+                "revoked_signers",
+                "require_signature",
+                "signed_by",
+                "headers",
+                "netrc",
                 "added",
                 "updated",
                 "skill",
@@ -128,15 +139,26 @@ impl LockReader<'_> {
                 }
             }
         }
-        let allow_risky = match table.get("allow_risky") {
-            None => false,
-            Some(item) => item.as_bool().ok_or_else(|| {
-                self.error(
-                    self.line_of(item),
-                    format!("`{what}.allow_risky` must be true or false"),
-                )
-            })?,
+        let allow_risky = self.flag(table, "allow_risky", &what)?;
+        let trust = Trust {
+            trusted_signers: self.signers_file(table, "trusted_signers", &what)?,
+            revoked_signers: self.signers_file(table, "revoked_signers", &what)?,
+            require_signature: self.flag(table, "require_signature", &what)?,
         };
+        let signer = match table.get("signed_by") {
+            None => None,
+            Some(item) => Some(self.signer(item, &what)?),
+        };
+        let access = Access {
+            headers: self.headers(table, &what)?,
+            netrc: self.flag(table, "netrc", &what)?,
+        };
+        if kind == SourceKind::Git && !access.is_empty() {
+            return Err(self.error(
+                self.line_of(table.get("headers").or(table.get("netrc")).unwrap_or(item)),
+                format!("`{what}`: `headers` and `netrc` apply to index sources; git uses your git credentials"),
+            ));
+        }
         let mut skills = Vec::new();
         if let Some(item) = table.get("skill") {
             let Some(array) = item.as_array_of_tables() else {
@@ -156,6 +178,9 @@ impl LockReader<'_> {
             subdir: self.optional_string(table, "path", &what)?,
             picked,
             allow_risky,
+            trust,
+            signer,
+            access,
             added: self.time(table, "added", &what)?,
             updated: self.time(table, "updated", &what)?,
             url,
@@ -183,6 +208,119 @@ impl LockReader<'_> {
             digest: self.digest(table, "digest", what)?,
             artifact,
         })
+    }
+
+    fn flag(&self, table: &Table, key: &str, what: &str) -> Result<bool, LockError> {
+        match table.get(key) {
+            None => Ok(false),
+            Some(item) => item.as_bool().ok_or_else(|| {
+                self.error(
+                    self.line_of(item),
+                    format!("`{what}.{key}` must be true or false"),
+                )
+            }),
+        }
+    }
+
+    /// An allowed-signers or revoked-keys file: absolute in the user's
+    /// lock; in a project's, relative to the project and inside it (a
+    /// repository names only its own files).
+    fn signers_file(
+        &self,
+        table: &Table,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<String>, LockError> {
+        let Some(text) = self.optional_string(table, key, what)? else {
+            return Ok(None);
+        };
+        let path = Path::new(&text);
+        let fine = match self.scope {
+            Scope::User => path.is_absolute(),
+            Scope::Project => is_inside(&text),
+        };
+        if !fine {
+            let want = match self.scope {
+                Scope::User => "an absolute path",
+                Scope::Project => {
+                    "a path relative to the project's folder, inside it (no `..`, not absolute)"
+                }
+            };
+            return Err(self.error(
+                self.line_of(&table[key]),
+                format!("`{what}.{key}` must be {want}"),
+            ));
+        }
+        Ok(Some(text))
+    }
+
+    fn signer(&self, item: &Item, what: &str) -> Result<Signer, LockError> {
+        let what = format!("{what}.signed_by");
+        let bad = || {
+            self.error(
+                self.line_of(item),
+                format!(
+                    "`{what}` must be a table such as {{ format = \"ssh\", key = \"SHA256:…\", principal = \"alice@example.com\", object = \"commit\" }}"
+                ),
+            )
+        };
+        let table = item.as_table_like().ok_or_else(bad)?;
+        let text = |key: &str| -> Result<String, LockError> {
+            match table.get(key).map(|v| v.as_str()) {
+                Some(Some(text)) if !text.is_empty() && !text.chars().any(char::is_control) => {
+                    Ok(text.to_owned())
+                }
+                _ => Err(bad()),
+            }
+        };
+        for (key, _) in table.iter() {
+            if !["format", "key", "principal", "object"].contains(&key) {
+                return Err(self.error(
+                    self.line_of(item),
+                    format!(
+                        "unknown key `{key}` in {what} (known: format, key, principal, object)"
+                    ),
+                ));
+            }
+        }
+        let format = SignatureFormat::parse(&text("format")?).ok_or_else(bad)?;
+        let object = SignedObject::parse(&text("object")?).ok_or_else(bad)?;
+        let key = text("key")?;
+        if !is_fingerprint(&key) {
+            return Err(self.error(
+                self.line_of(item),
+                format!("`{what}.key` must be a key's fingerprint (SHA256:… or 40 hex digits)"),
+            ));
+        }
+        Ok(Signer {
+            format,
+            key,
+            principal: text("principal")?,
+            object,
+        })
+    }
+
+    fn headers(&self, table: &Table, what: &str) -> Result<Vec<HeaderTemplate>, LockError> {
+        let Some(item) = table.get("headers") else {
+            return Ok(Vec::new());
+        };
+        let bad = |message: String| self.error(self.line_of(item), message);
+        let array = item.as_array().ok_or_else(|| {
+            bad(format!(
+                "`{what}.headers` must be a list of \"NAME: $VARIABLE\" strings"
+            ))
+        })?;
+        array
+            .iter()
+            .map(|value| {
+                let text = value.as_str().ok_or_else(|| {
+                    bad(format!(
+                        "`{what}.headers` must be a list of \"NAME: $VARIABLE\" strings"
+                    ))
+                })?;
+                HeaderTemplate::parse(text).map_err(|err| bad(format!("`{what}.headers`: {err}")))
+            })
+            .collect()
     }
 
     fn table<'t>(&self, item: &'t Item, what: &str) -> Result<&'t Table, LockError> {
@@ -282,4 +420,15 @@ impl LockReader<'_> {
             message: message.into(),
         }
     }
+}
+
+/// Whether `text` is a relative path that stays where it starts: only
+/// plain names (no `..`, no root, no drive, no backslash).
+pub(super) fn is_inside(text: &str) -> bool {
+    !text.is_empty()
+        && !text.contains('\\')
+        && !text.starts_with('/')
+        && text
+            .split('/')
+            .all(|part| !part.is_empty() && part != ".." && !part.contains(':'))
 }

@@ -523,16 +523,18 @@ impl<'a> Of<'a> {
             }
             Entry::Failed(f) => {
                 let (name, failed) = self.failed(f);
-                let kind = self.snapshot.roots[failed.root].source.as_str();
+                let root_of = &self.snapshot.roots[failed.root];
+                let origin = root_of.origin.as_deref();
                 Row {
                     id: failed.dir.display().to_string(),
                     name: name.to_owned(),
                     description: String::new(),
                     provenance: Provenance {
-                        kind,
-                        source_id: None,
-                        source: None,
+                        kind: root_of.source.as_str(),
+                        source_id: origin.map(|o| o.id.clone()),
+                        source: origin.map(crate::roots::Origin::label),
                         plugin: None,
+                        signed_by: origin.and_then(|o| o.signer.clone()),
                     },
                     root,
                     root_label,

@@ -40,6 +40,10 @@ pub struct Provenance {
     /// The plugin's key, `name@marketplace` (plugin skills).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
+    /// Who signed the installed version (installed skills whose source a
+    /// trusted signer signed): `format`, `key`, `principal`, `object`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<crate::lock::Signer>,
 }
 
 impl Provenance {
@@ -50,6 +54,7 @@ impl Provenance {
             source_id: origin.map(|o| o.id.clone()),
             source: origin.map(crate::roots::Origin::label),
             plugin: skill.plugin().map(|p| p.key.clone()),
+            signed_by: origin.and_then(|o| o.signer.clone()),
         }
     }
 }
@@ -190,6 +195,8 @@ mod tests {
             digest: String::new(),
             folder: String::new(),
             allow_risky: false,
+            signer: None,
+            scope: crate::lock::Scope::User,
         }));
         root
     }

@@ -70,7 +70,7 @@ async fn pull(registry: &Arc<Registry>, context: &Arc<Context>, id: &str) {
 
 /// The version of `id` in the lock now, as `sources` shows it.
 fn served_version(context: &Context, id: &str) -> String {
-    match lock::read(&context.paths.lock) {
+    match lock::read(&context.lock) {
         Ok(Some(lock)) => lock.source(id).map_or_else(
             || "nothing (it is not in the lock)".to_owned(),
             |source| source.label(),

@@ -143,9 +143,11 @@ fn entry(skill: &Skill, files: &Files, tally: &mut Tally) -> Entry {
 pub const SOURCE_META_KEY: &str = "io.github.skillserve/source";
 
 /// `{"io.github.skillserve/source": {id, kind, url, version, path, digest}}`
-/// (behaviour.md, "Sources").
+/// (behaviour.md, "Sources"), with `signed_by` (`format`, `key`,
+/// `principal`, `object`) when a trusted signer signed it, and `lock`
+/// (`"project"`) for a skill of the project's `skills.lock`.
 fn source_meta(origin: &Origin) -> MetaObject {
-    let source = serde_json::json!({
+    let mut source = serde_json::json!({
         "id": origin.id,
         "kind": origin.kind,
         "url": origin.url,
@@ -153,6 +155,12 @@ fn source_meta(origin: &Origin) -> MetaObject {
         "path": origin.path,
         "digest": origin.digest,
     });
+    if let Some(signer) = &origin.signer {
+        source["signed_by"] = serde_json::json!(signer);
+    }
+    if origin.scope == crate::lock::Scope::Project {
+        source["lock"] = serde_json::json!("project");
+    }
     let mut meta = rmcp::model::JsonObject::new();
     meta.insert(SOURCE_META_KEY.to_owned(), source);
     MetaObject(meta)

@@ -388,7 +388,7 @@ async fn rearm(
     let settings = registry.settings();
     let mut files = plugins::config_files(&settings.config);
     files.extend(registry.settings_file());
-    files.extend(installed::lock_file(&settings.config));
+    files.extend(installed::lock_files(&settings.config));
     // An approval (`skillserve trust`) may release a quarantined skill.
     files.extend(snapshot::approvals_file(&settings.config));
     let watcher = Arc::clone(watcher);

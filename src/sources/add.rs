@@ -10,7 +10,7 @@ use serde::ser::SerializeStruct;
 use sha2::{Digest, Sha256};
 
 use crate::installed::Record;
-use crate::lock::{self, Lock, LockFile, Locked, LockedSkill};
+use crate::lock::{self, Access, Lock, LockFile, Locked, LockedSkill, Scope, Trust};
 
 use super::fetch::{self, Fetched, Request};
 use super::found::Candidate;
@@ -27,6 +27,11 @@ pub struct AddOptions {
     pub skills: Vec<String>,
     /// `--allow-risky`: what [`install`] is given.
     pub allow_risky: bool,
+    /// `--trusted-signers`, `--revoked-signers` (absolute, or relative to
+    /// the project for a project's lock) and `--require-signature`.
+    pub trust: Trust,
+    /// `--header` and `--netrc` (index sources).
+    pub access: Access,
 }
 
 /// A source fetched, with the skills that would be installed from it:
@@ -135,7 +140,7 @@ pub struct Installed {
 /// not one, a source already installed and an id already taken.
 pub fn plan(context: &Context, options: &AddOptions) -> Result<Plan, SourceError> {
     let location = Location::parse(&options.source, &context.cwd)?;
-    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.lock)?.unwrap_or_default();
     let id = match &options.id {
         Some(id) if !lock::is_source_id(id) => {
             return Err(SourceError::Usage(format!(
@@ -151,8 +156,12 @@ pub fn plan(context: &Context, options: &AddOptions) -> Result<Plan, SourceError
         reference: options.reference.clone(),
         subdir: options.subdir.clone(),
         picked: options.skills.clone(),
+        trust: lock_trust(context, &options.trust)?,
+        access: options.access.clone(),
+        only_artifacts: None,
     };
     check_new(&lock, &request)?;
+    check_place(context, &request)?;
     let fetched = fetch::fetch(context, &request, None)?;
     Ok(Plan { request, fetched })
 }
@@ -170,7 +179,7 @@ pub fn install(
 ) -> Result<Installed, SourceError> {
     plan.check_risky(allow_risky)?;
     let request = &plan.request;
-    let mut lock = LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.lock)?;
     check_new(&lock.lock, request)?;
     let now = lock::now();
     let candidates = plan.candidates();
@@ -183,6 +192,9 @@ pub fn install(
         subdir: request.subdir.clone(),
         picked: request.picked.clone(),
         allow_risky,
+        trust: request.trust.clone(),
+        signer: plan.fetched.signature.signer.clone(),
+        access: request.access.clone(),
         added: now.clone(),
         updated: now,
         skills: candidates.iter().map(locked_skill).collect(),
@@ -198,8 +210,68 @@ pub fn install(
         id: locked.id.clone(),
         source: locked.label(),
         skills: candidates.iter().map(|c| c.name.clone()).collect(),
-        lock: context.paths.lock.clone(),
+        lock: context.lock.clone(),
     })
+}
+
+/// The signature settings as the lock records them: absolute paths in the
+/// user's lock; in a project's, paths relative to the project, which must
+/// hold the files (a clone has them where the lock says).
+fn lock_trust(context: &Context, trust: &Trust) -> Result<Trust, SourceError> {
+    let Some(root) = &context.project else {
+        return Ok(trust.clone());
+    };
+    let relative = |flag: &str, path: &Option<String>| -> Result<Option<String>, SourceError> {
+        let Some(path) = path else { return Ok(None) };
+        let inside = std::path::Path::new(path)
+            .strip_prefix(root)
+            .ok()
+            .map(|rel| {
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            });
+        match inside {
+            Some(rel) if !rel.is_empty() => Ok(Some(rel)),
+            _ => Err(SourceError::Usage(format!(
+                "{flag} {path}: a project's skills.lock names files inside the project ({}), so that every clone has them; put the file there and commit it",
+                root.display()
+            ))),
+        }
+    };
+    Ok(Trust {
+        trusted_signers: relative("--trusted-signers", &trust.trusted_signers)?,
+        revoked_signers: relative("--revoked-signers", &trust.revoked_signers)?,
+        require_signature: trust.require_signature,
+    })
+}
+
+/// What a lock may record, by whose it is: a project's `skills.lock` is
+/// read on every clone, so it names what every clone can fetch (no local
+/// folder) and files inside the project; nothing in any lock holds a
+/// secret (a URL with a password is refused: git's credential helpers
+/// give passwords).
+fn check_place(context: &Context, request: &Request) -> Result<(), SourceError> {
+    let location = &request.location;
+    if location.has_password() {
+        return Err(SourceError::Usage(format!(
+            "{}: the URL holds a password, which the lock would keep; give the URL without it and let git's credential helper (or --header with $VAR, --netrc for an index) supply it",
+            location.redacted()
+        )));
+    }
+    if !request.access.is_empty() && location.kind == crate::lock::SourceKind::Git {
+        return Err(SourceError::Usage(
+            "--header and --netrc apply to index sources; a git repository is fetched with your git credentials (credential helpers, SSH agent)".into(),
+        ));
+    }
+    if context.scope() == Scope::Project && location.is_local_path() {
+        return Err(SourceError::Usage(format!(
+            "{}: a project's skills.lock names sources every clone can fetch; give the repository's URL, not a folder of this machine",
+            location.url
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a source that is already installed, or an id already taken.

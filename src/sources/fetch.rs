@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::diagnostic::Code;
 use crate::disk;
 use crate::installed::{self, Paths};
-use crate::lock::{Locked, SourceKind};
+use crate::lock::{Access, Locked, SignedObject, SourceKind, Trust};
 use crate::plugins;
 use crate::roots::Layout;
 
@@ -16,6 +16,7 @@ use super::found::{self, Found};
 use super::http::Client;
 use super::index;
 use super::location::Location;
+use super::signature::{self, Check, Policy, Signature};
 use super::{Context, SourceError};
 
 /// What to fetch.
@@ -29,6 +30,13 @@ pub struct Request {
     pub subdir: Option<String>,
     /// `--skill` names; empty: every skill.
     pub picked: Vec<String>,
+    /// What the source asks of signatures.
+    pub trust: Trust,
+    /// How a private index is reached.
+    pub access: Access,
+    /// `sync` of an index: only the entries whose artifacts have these
+    /// digests (the skills the store lacks, as the lock pins them).
+    pub only_artifacts: Option<Vec<String>>,
 }
 
 impl Request {
@@ -43,6 +51,9 @@ impl Request {
             reference: source.reference.clone(),
             subdir: source.subdir.clone(),
             picked: source.picked.clone(),
+            trust: source.trust.clone(),
+            access: source.access.clone(),
+            only_artifacts: None,
         }
     }
 }
@@ -55,6 +66,9 @@ pub struct Fetched {
     pub found: Found,
     /// What the plan should also say (entries of an index skipped).
     pub notes: Vec<String>,
+    /// Who signed it (a trusted signer), or what the plan should say of
+    /// its signature.
+    pub signature: Signature,
     /// Holds the files until the candidates are installed.
     _tree: tempfile::TempDir,
 }
@@ -67,6 +81,8 @@ pub fn fetch(
     request: &Request,
     previous: Option<&Locked>,
 ) -> Result<Fetched, SourceError> {
+    let policy = context.policy(&request.trust, &request.id);
+    policy.check_files()?;
     let tree = tempfile::Builder::new()
         .prefix("skillserve-fetch-")
         .tempdir()
@@ -75,13 +91,13 @@ pub fn fetch(
             source,
         })?;
     let mut fetched = match request.location.kind {
-        SourceKind::Git => fetch_git(context, request, tree)?,
-        SourceKind::Index => fetch_index(context, request, previous, tree)?,
+        SourceKind::Git => fetch_git(context, request, &policy, tree)?,
+        SourceKind::Index => fetch_index(context, request, previous, &policy, tree)?,
     };
     if !request.picked.is_empty() && request.location.kind == SourceKind::Git {
         pick(&mut fetched.found, &request.picked, &request.location.url)?;
     }
-    if fetched.found.candidates.is_empty() {
+    if fetched.found.candidates.is_empty() && request.only_artifacts.is_none() {
         return Err(SourceError::NoSkills {
             url: request.location.url.clone(),
             subdir: request.subdir.clone(),
@@ -99,12 +115,29 @@ pub fn fetch(
 fn fetch_git(
     context: &Context,
     request: &Request,
+    policy: &Policy,
     tree: tempfile::TempDir,
 ) -> Result<Fetched, SourceError> {
     let url = &request.location.url;
     let checkout = tree.path().join(&request.id);
     let git = super::git::find(&context.search)?;
     let commit = super::git::fetch(&git, url, request.reference.as_deref(), &checkout)?;
+    let check = signature::git::check(&git, &checkout, &commit, policy)?;
+    let subject = match (&check, &request.reference) {
+        (
+            Check::Trusted(crate::lock::Signer {
+                object: SignedObject::Tag,
+                ..
+            })
+            | Check::Untrusted {
+                object: SignedObject::Tag,
+                ..
+            },
+            Some(tag),
+        ) => format!("{url} at tag {tag} (commit {})", &commit[..12]),
+        _ => format!("{url} at commit {}", &commit[..12]),
+    };
+    let signature = check.decide(policy, &subject)?;
     let base = match &request.subdir {
         None => checkout.clone(),
         Some(subdir) => {
@@ -136,6 +169,7 @@ fn fetch_git(
         version: commit,
         found,
         notes,
+        signature,
         _tree: tree,
     })
 }
@@ -158,6 +192,7 @@ fn fetch_index(
     context: &Context,
     request: &Request,
     previous: Option<&Locked>,
+    policy: &Policy,
     tree: tempfile::TempDir,
 ) -> Result<Fetched, SourceError> {
     if request.subdir.is_some() || request.reference.is_some() {
@@ -166,8 +201,15 @@ fn fetch_index(
         ));
     }
     let client = Client::default();
-    let index = index::read(&client, &request.location.url)?;
+    let url = &request.location.url;
+    let bytes = index::download(&client, url)?;
+    let index = index::parse(&bytes, url)?;
+    let signature = check_index_signature(context, &client, url, &bytes, policy, tree.path())?
+        .decide(policy, url)?;
     let mut entries = index.entries.clone();
+    if let Some(wanted) = &request.only_artifacts {
+        entries.retain(|e| wanted.contains(&e.digest));
+    }
     if !request.picked.is_empty() {
         let available: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
         check_picks(&request.picked, &available, &request.location.url)?;
@@ -225,8 +267,57 @@ fn fetch_index(
         version: index.digest,
         found,
         notes: index.notes,
+        signature,
         _tree: tree,
     })
+}
+
+/// The index's signature, `index.json.sig` beside it: none (the host
+/// answers 404), or checked by `ssh-keygen` against the policy. The files
+/// `ssh-keygen` reads are written into `dir` (the fetch's own folder).
+fn check_index_signature(
+    context: &Context,
+    client: &Client,
+    url: &str,
+    bytes: &[u8],
+    policy: &Policy,
+    dir: &Path,
+) -> Result<Check, SourceError> {
+    let unsigned = Check::Unsigned {
+        object: SignedObject::Index,
+    };
+    let Some(armored) =
+        client.get_if_present(&index::signature_url(url), index::MAX_SIGNATURE_BYTES)?
+    else {
+        return Ok(unsigned);
+    };
+    let armored = String::from_utf8_lossy(&armored).into_owned();
+    let keygen = match signature::ssh::find(&context.search) {
+        Ok(keygen) => keygen,
+        // Without ssh-keygen the signature cannot be checked: what the
+        // policy makes of an unchecked signature decides.
+        Err(err) => {
+            return Ok(Check::Untrusted {
+                format: crate::lock::SignatureFormat::Ssh,
+                key: signature::ssh::key_of(&armored)
+                    .map(|(k, _)| k)
+                    .unwrap_or_default(),
+                principal: None,
+                object: SignedObject::Index,
+                why: signature::Untrusted::Unchecked(err.to_string()),
+            });
+        }
+    };
+    let data = dir.join("index.json");
+    let sig = dir.join("index.json.sig");
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SourceError::Io { path, source }
+    };
+    crate::disk::write_atomic(&data, bytes, crate::disk::NewFile::Shared).map_err(io(&data))?;
+    crate::disk::write_atomic(&sig, armored.as_bytes(), crate::disk::NewFile::Shared)
+        .map_err(io(&sig))?;
+    signature::ssh::check_index(&keygen, &data, &sig, &armored, policy)
 }
 
 /// Copies the intact store entry of `digest` to `dest` (an index skill

@@ -37,6 +37,16 @@ impl Default for Client {
 impl Client {
     /// The body of `url` (after redirects), at most `limit` bytes.
     pub fn get(&self, url: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        self.get_if_present(url, limit)?
+            .ok_or_else(|| SourceError::Http {
+                url: url.to_owned(),
+                message: "the server answered 404 Not Found".into(),
+            })
+    }
+
+    /// [`get`](Client::get), but `None` when the server answers 404 (or
+    /// 410): the file is not there.
+    pub fn get_if_present(&self, url: &str, limit: u64) -> Result<Option<Vec<u8>>, SourceError> {
         let mut current = url.to_owned();
         for _ in 0..=MAX_REDIRECTS {
             check_scheme(&current)?;
@@ -59,6 +69,9 @@ impl Client {
                 current = resolve(&current, location);
                 continue;
             }
+            if status == 404 || status == 410 {
+                return Ok(None);
+            }
             if !status.is_success() {
                 return Err(failed(format!("the server answered {status}")));
             }
@@ -67,6 +80,7 @@ impl Client {
                 .with_config()
                 .limit(limit)
                 .read_to_vec()
+                .map(Some)
                 .map_err(|err| match err {
                     ureq::Error::BodyExceedsLimit(_) => {
                         failed(format!("it is larger than {limit} bytes"))

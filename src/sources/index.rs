@@ -64,10 +64,20 @@ pub struct Index {
     pub notes: Vec<String>,
 }
 
-/// Downloads and reads the index at `url`.
-pub fn read(client: &Client, url: &str) -> Result<Index, SourceError> {
-    let bytes = client.get(url, MAX_INDEX_BYTES)?;
-    parse(&bytes, url)
+/// A signature larger than this is refused (an SSH signature is under
+/// 1 KiB, even with an RSA key).
+pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
+
+/// The bytes of the index at `url`, which its digest and signature are of.
+pub fn download(client: &Client, url: &str) -> Result<Vec<u8>, SourceError> {
+    client.get(url, MAX_INDEX_BYTES)
+}
+
+/// Where the detached signature of the index at `url` is:
+/// `index.json.sig` beside it (`publish --sign` writes it there).
+pub fn signature_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    format!("{url}.sig")
 }
 
 /// Reads the bytes of an index published at `url`.

@@ -69,6 +69,36 @@ impl Location {
         Err(unknown())
     }
 
+    /// Whether the URL carries a password (`https://user:secret@host/…`),
+    /// which a lock must not keep.
+    pub fn has_password(&self) -> bool {
+        self.userinfo().is_some_and(|info| info.contains(':'))
+    }
+
+    /// The URL with its user information (a password) left out, for
+    /// messages.
+    pub fn redacted(&self) -> String {
+        match (self.userinfo(), self.url.split_once("://")) {
+            (Some(info), Some((scheme, rest))) => {
+                format!("{scheme}://{}", &rest[info.len() + 1..])
+            }
+            _ => self.url.clone(),
+        }
+    }
+
+    /// `user[:password]` of a `scheme://user[:password]@host/…` URL.
+    fn userinfo(&self) -> Option<&str> {
+        let (_, rest) = self.url.split_once("://")?;
+        let authority = rest.split(['/', '?', '#']).next()?;
+        authority.rsplit_once('@').map(|(info, _)| info)
+    }
+
+    /// Whether it is a folder of this machine (a local checkout), which
+    /// only this machine can fetch.
+    pub fn is_local_path(&self) -> bool {
+        self.kind == SourceKind::Git && !self.url.contains("://") && !is_scp_like(&self.url)
+    }
+
     /// The id a source gets without `--id`: the repository's name (the last
     /// part of its URL or path, without `.git`), or the index's host with
     /// dots as dashes; lowercase letters, digits, `-` and `_` only.

@@ -27,7 +27,9 @@ mod http;
 mod index;
 mod location;
 mod publish;
+pub mod signature;
 mod store;
+mod sync;
 mod update;
 
 use std::io;
@@ -35,9 +37,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::config::{Config, Env};
+use crate::config::{Env, Settings, SignatureSettings, Vars};
 use crate::installed::{self, Paths, Record};
-use crate::lock::{self, Lock, LockError, LockFile, Locked, SaveError, SourceKind};
+use crate::lock::{self, Lock, LockError, LockFile, Locked, SaveError, Scope, SourceKind, Trust};
 use crate::program::SearchEnv;
 
 pub use add::{AddOptions, Installed, Plan, install, plan};
@@ -46,6 +48,9 @@ pub use fetch::{Fetched, Request};
 pub use found::{Candidate, Shown, Skipped, is_script};
 pub use location::Location;
 pub use publish::publish;
+pub use sync::{
+    Refused, SkillState, SourceState, SourceSynced, State, StoreStatus, Synced, status, sync,
+};
 pub use update::{
     AutoUpdated, Pending, UpdateOptions, Updated, apply, auto_update, prepare, prepare_all,
 };
@@ -93,6 +98,20 @@ pub enum SourceError {
         url: String,
         unknown: Vec<String>,
         available: Vec<String>,
+    },
+    #[error("{subject}: {problem}; {hint}")]
+    Signature {
+        subject: String,
+        problem: String,
+        hint: String,
+    },
+    #[error(
+        "the new version of source '{id}' {now}, but {recorded} signed what is installed; nothing was changed: if its publisher changed keys, run `skillserve update {id} --allow-signer-change`"
+    )]
+    SignerChanged {
+        id: String,
+        recorded: String,
+        now: String,
     },
     #[error("{0}")]
     Usage(String),
@@ -145,35 +164,104 @@ fn no_skills(url: &str, subdir: Option<&str>, skipped: &[String]) -> String {
 /// What the sources commands work with.
 #[derive(Clone, Debug)]
 pub struct Context {
+    /// The user's lock and the store.
     pub paths: Paths,
+    /// The lock the commands read and change: the user's (`paths.lock`)
+    /// or a project's `skills.lock`.
+    pub lock: PathBuf,
+    /// For a project's lock, the project's folder (where the lock's
+    /// relative paths start).
+    pub project: Option<PathBuf>,
     /// `--max-file-bytes`: the scan's cap on a `SKILL.md`.
     pub max_file_bytes: u64,
     /// Where relative paths of a local checkout start.
     pub cwd: PathBuf,
-    /// Where `git` is looked for.
+    /// Where `git` and `ssh-keygen` are looked for.
     pub search: SearchEnv,
+    /// `trusted_signers`, `revoked_signers`, `require_signature` of
+    /// `config.toml`.
+    pub signatures: SignatureSettings,
+    /// The environment, for the `$VAR` of an index's headers, read when
+    /// a command fetches.
+    pub vars: Vars,
+    /// The home folder (`~/.netrc`).
+    pub home: Option<PathBuf>,
 }
 
 impl Context {
-    /// The context for `config`; an error when the user's folders are
-    /// unknown.
-    pub fn new(config: &Config, env: &Env) -> Result<Context, SourceError> {
+    /// The context of the user's lock; an error when the user's folders
+    /// are unknown.
+    pub fn new(settings: &Settings, env: &Env) -> Result<Context, SourceError> {
+        let config = &settings.config;
+        let paths = Paths::of(&config.folders).ok_or(SourceError::NoFolders)?;
         Ok(Context {
-            paths: Paths::of(&config.folders).ok_or(SourceError::NoFolders)?,
+            lock: paths.lock.clone(),
+            paths,
+            project: None,
             max_file_bytes: config.max_file_bytes,
             cwd: env.cwd.clone(),
             search: SearchEnv::from_env(env),
+            signatures: settings.signatures.clone(),
+            vars: env.vars.clone(),
+            home: env.home.dir.clone(),
         })
+    }
+
+    /// The context of the project's `skills.lock`, at the root of the
+    /// project the settings name (the repository's top folder, or the
+    /// project folder itself outside a repository).
+    pub fn for_project(settings: &Settings, env: &Env) -> Result<Context, SourceError> {
+        let mut context = Context::new(settings, env)?;
+        let dir = settings.config.project_dir.as_ref().ok_or_else(|| {
+            SourceError::Usage(
+                "--project needs a project folder: run the command inside the project (or give --project-dir), without --no-project".into(),
+            )
+        })?;
+        let root = project_root(dir);
+        context.lock = root.join(lock::PROJECT_FILE_NAME);
+        context.project = Some(root);
+        Ok(context)
+    }
+
+    /// Whose lock this context changes.
+    pub fn scope(&self) -> Scope {
+        match self.project {
+            Some(_) => Scope::Project,
+            None => Scope::User,
+        }
+    }
+
+    /// The signature policy of the source `id` whose lock says `trust`.
+    pub fn policy(&self, trust: &Trust, id: &str) -> signature::Policy {
+        let base = self.project.as_deref().unwrap_or(std::path::Path::new("/"));
+        signature::Policy::of(trust, self.scope(), base, &self.signatures, id)
     }
 }
 
-/// After the lock was written: drop what nothing refers to, and record
+/// The folder a project's `skills.lock` is in: the top of the project's
+/// folders (the repository's, or `dir` itself outside a repository).
+pub fn project_root(dir: &std::path::Path) -> PathBuf {
+    crate::roots::project_dirs(dir)
+        .pop()
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// After the lock was written: drop what no lock refers to, and record
 /// the lock and the entries as verified.
 fn finish(context: &Context, lock: &Lock, record: &mut Record) -> Result<(), SourceError> {
-    store::collect(&context.paths, lock, record)?;
+    if context.project.is_some() {
+        store::register_project(&context.paths, &context.lock)?;
+    }
+    if let Some(locks) = store::locks_in_use(&context.paths, &context.lock, lock) {
+        store::collect(&context.paths, &locks, record)?;
+    }
     // The record only saves time at the next start: failing to write it
-    // is not the command's failure.
-    if let Err(err) = installed::record_lock(&context.paths, lock, record) {
+    // is not the command's failure. It keeps the user's lock as parsed.
+    let recorded = match context.scope() {
+        Scope::User => installed::record_lock(&context.paths, lock, record),
+        Scope::Project => record.write(&context.paths.record()),
+    };
+    if let Err(err) = recorded {
         tracing::warn!(
             "could not write {}: {err}",
             context.paths.record().display()
@@ -199,7 +287,7 @@ fn unknown_source(lock: &Lock, id: &str) -> SourceError {
 /// The installed sources, as `sources.lock` holds them (none when there is
 /// no lock).
 pub fn installed(context: &Context) -> Result<Lock, SourceError> {
-    Ok(lock::read(&context.paths.lock)?.unwrap_or_default())
+    Ok(lock::read(&context.lock)?.unwrap_or_default())
 }
 
 /// The installed source `id`; an unknown id is an error naming the
@@ -225,7 +313,7 @@ pub struct Removed {
 /// Removes the source `id` from the lock (in one rename), then the store
 /// entries no other source uses.
 pub fn remove(context: &Context, id: &str) -> Result<Removed, SourceError> {
-    let mut lock = LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.lock)?;
     let source = lock
         .lock
         .source(id)
@@ -239,7 +327,7 @@ pub fn remove(context: &Context, id: &str) -> Result<Removed, SourceError> {
         id: source.id,
         url: source.url,
         skills: source.skills.into_iter().map(|s| s.name).collect(),
-        lock: context.paths.lock.clone(),
+        lock: context.lock.clone(),
     })
 }
 
@@ -255,6 +343,13 @@ pub struct Listed<'a> {
     pub path: Option<&'a str>,
     pub picked: &'a [String],
     pub allow_risky: bool,
+    pub trusted_signers: Option<&'a str>,
+    pub revoked_signers: Option<&'a str>,
+    pub require_signature: bool,
+    pub signed_by: Option<&'a crate::lock::Signer>,
+    /// `NAME: $VARIABLE`, as `add --header` was given (never a secret).
+    pub headers: Vec<String>,
+    pub netrc: bool,
     pub added: &'a str,
     pub updated: &'a str,
     pub skills: Vec<ListedSkill<'a>>,
@@ -280,6 +375,12 @@ pub fn listed(lock: &Lock) -> Vec<Listed<'_>> {
             path: s.subdir.as_deref(),
             picked: &s.picked,
             allow_risky: s.allow_risky,
+            trusted_signers: s.trust.trusted_signers.as_deref(),
+            revoked_signers: s.trust.revoked_signers.as_deref(),
+            require_signature: s.trust.require_signature,
+            signed_by: s.signer.as_ref(),
+            headers: s.access.headers.iter().map(|h| h.text()).collect(),
+            netrc: s.access.netrc,
             added: &s.added,
             updated: &s.updated,
             skills: s

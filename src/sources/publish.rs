@@ -4,7 +4,9 @@
 //! (a skill that is one `SKILL.md`) or `NAME.tar.gz` (any other). Archives
 //! are deterministic, so publishing the same files gives the same digests,
 //! and `skillserve add` of the published site installs skills whose digests
-//! are those of DIR's.
+//! are those of DIR's. With `--sign KEY`, `index.json.sig` beside the index
+//! is its detached SSH signature (`ssh-keygen -Y sign`), which `add`
+//! checks against the user's allowed signers.
 
 use std::fs;
 use std::io::{self, Write};
@@ -20,19 +22,28 @@ use crate::roots::Layout;
 use crate::spec;
 use crate::text::plural;
 
+use crate::program::SearchEnv;
+
 use super::SourceError;
 use super::archive::{self, Packed};
 use super::found::{self, Candidate};
 use super::index::{self, ArtifactKind, Published};
 use super::location::WELL_KNOWN;
+use super::signature::ssh;
 
-/// Publishes the skills of `dir` into `out_dir`.
+/// Publishes the skills of `dir` into `out_dir`; with `sign` (a key, and
+/// where `ssh-keygen` is looked for), signs the index.
 pub fn publish(
     dir: &Path,
     out_dir: &Path,
     max_file_bytes: u64,
+    sign: Option<(&Path, &SearchEnv)>,
     out: &mut dyn Write,
 ) -> Result<ExitCode, SourceError> {
+    // Before anything is written: a missing ssh-keygen stops it at once.
+    let keygen = sign
+        .map(|(key, search)| ssh::find(search).map(|keygen| (key, keygen)))
+        .transpose()?;
     if !dir.is_dir() {
         return Err(SourceError::Usage(format!(
             "{} is not a folder; give the folder that holds your skills",
@@ -93,6 +104,9 @@ pub fn publish(
     };
     disk::write_new(&staging.path().join("index.json"), index_text.as_bytes())
         .map_err(io(&staging.path().join("index.json")))?;
+    if let Some((key, keygen)) = &keygen {
+        ssh::sign(keygen, key, &staging.path().join("index.json"))?;
+    }
     // Swap the new folder in: the old one is moved aside, then removed.
     if let Some(parent) = target.parent() {
         fs::create_dir_all(parent).map_err(io(parent))?;
@@ -117,6 +131,14 @@ pub fn publish(
         plural(archives)
     )
     .map_err(output)?;
+    if let Some((key, _)) = &keygen {
+        writeln!(
+            out,
+            "Signed index.json with {} (index.json.sig); clients check it against their allowed signers (`add --trusted-signers FILE`).",
+            key.display()
+        )
+        .map_err(output)?;
+    }
     writeln!(
         out,
         "Serve {} from any static web host; `skillserve add https://HOST` installs these skills.",

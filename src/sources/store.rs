@@ -8,6 +8,11 @@
 //! temporary folder, never half an entry. Entries no source refers to any
 //! more are removed by [`collect`]; temporary folders older than an hour go
 //! with them.
+//!
+//! One store serves the user's lock and the lock of every project synced
+//! on this machine: `store/projects` lists those projects' `skills.lock`
+//! files ([`register_project`]), so that what one lock no longer names is
+//! removed only when no other lock names it ([`locks_in_use`]).
 
 use std::fs;
 use std::io;
@@ -17,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use crate::digest;
 use crate::disk;
 use crate::installed::{self, Paths, Record};
-use crate::lock::Lock;
+use crate::lock::{self, Lock};
 use crate::spec;
 
 use super::SourceError;
@@ -202,9 +207,111 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
     fs::remove_dir_all(dir)
 }
 
-/// Removes every entry `lock` does not refer to (and temporary folders left
-/// by a crash), and forgets their versions. Returns how many entries went.
-pub fn collect(paths: &Paths, lock: &Lock, record: &mut Record) -> Result<usize, SourceError> {
+/// The list of the project locks this store serves, in the store folder.
+const PROJECTS: &str = "projects";
+
+/// The project locks the store serves besides the user's: their paths.
+fn projects(paths: &Paths) -> Vec<PathBuf> {
+    match disk::read_text(&paths.store.join(PROJECTS), lock::MAX_BYTES) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Adds the project lock at `lock_path` to the locks the store serves, so
+/// that the commands of other locks keep its entries.
+pub fn register_project(paths: &Paths, lock_path: &Path) -> Result<(), SourceError> {
+    let list = paths.store.join(PROJECTS);
+    let io = |source| SourceError::Io {
+        path: list.clone(),
+        source,
+    };
+    fs::create_dir_all(&paths.store).map_err(io)?;
+    let _editing = disk::lock_editors(&list).map_err(io)?;
+    let mut known = projects(paths);
+    if known.iter().any(|p| p == lock_path) {
+        return Ok(());
+    }
+    known.push(lock_path.to_path_buf());
+    write_projects(&list, &known).map_err(io)
+}
+
+fn write_projects(list: &Path, projects: &[PathBuf]) -> io::Result<()> {
+    let mut text = String::from(
+        "# The skills.lock files of the projects synced on this machine: their store entries are kept.\n",
+    );
+    for project in projects {
+        text.push_str(&project.to_string_lossy());
+        text.push('\n');
+    }
+    disk::write_atomic(list, text.as_bytes(), disk::NewFile::Shared)
+}
+
+/// Every lock whose entries the store must keep: the user's and each
+/// registered project's (`written`, at `written_path`, as just written).
+/// A project lock that is gone is forgotten; `None` when one exists but
+/// cannot be read (a merge in progress, say): then nothing may be
+/// removed.
+pub fn locks_in_use(paths: &Paths, written_path: &Path, written: &Lock) -> Option<Vec<Lock>> {
+    let mut locks = vec![written.clone()];
+    let mut gone = Vec::new();
+    let registered = projects(paths);
+    for path in std::iter::once(&paths.lock).chain(&registered) {
+        if path == written_path {
+            continue;
+        }
+        match lock::read(path) {
+            Ok(Some(lock)) => locks.push(lock),
+            Ok(None) => gone.push(path.clone()),
+            Err(err) => {
+                tracing::warn!("{err}; no store entry is removed until it can be read");
+                return None;
+            }
+        }
+    }
+    let kept: Vec<PathBuf> = registered
+        .into_iter()
+        .filter(|p| !gone.contains(p))
+        .collect();
+    if !gone.is_empty() {
+        let list = paths.store.join(PROJECTS);
+        if let Ok(_editing) = disk::lock_editors(&list) {
+            let _ = write_projects(&list, &kept);
+        }
+    }
+    Some(locks)
+}
+
+/// The digests of the entries in the store.
+pub fn entries(paths: &Paths) -> Result<Vec<String>, SourceError> {
+    let entries = match fs::read_dir(&paths.store) {
+        Ok(entries) => entries,
+        Err(err) if disk::is_gone(&err) => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(SourceError::Io {
+                path: paths.store.clone(),
+                source,
+            });
+        }
+    };
+    let mut out: Vec<String> = entries
+        .flatten()
+        .map(|e| format!("{}{}", digest::PREFIX, e.file_name().to_string_lossy()))
+        .filter(|d| digest::is_digest(d))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Removes every entry no lock of `locks` refers to (and temporary folders
+/// left by a crash), and forgets their versions. Returns how many entries
+/// went.
+pub fn collect(paths: &Paths, locks: &[Lock], record: &mut Record) -> Result<usize, SourceError> {
+    let referenced = |digest: &str| locks.iter().any(|lock| lock.references(digest));
     let entries = match fs::read_dir(&paths.store) {
         Ok(entries) => entries,
         Err(err) if disk::is_gone(&err) => return Ok(0),
@@ -226,7 +333,7 @@ pub fn collect(paths: &Paths, lock: &Lock, record: &mut Record) -> Result<usize,
                 .metadata()
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() > STALE);
-        if (is_entry && !lock.references(&digest)) || stale {
+        if (is_entry && !referenced(&digest)) || stale {
             remove_tree(&path).map_err(|source| SourceError::Io {
                 path: path.clone(),
                 source,
@@ -234,6 +341,6 @@ pub fn collect(paths: &Paths, lock: &Lock, record: &mut Record) -> Result<usize,
             removed += usize::from(is_entry);
         }
     }
-    record.retain_entries(|digest| lock.references(digest));
+    record.retain_entries(referenced);
     Ok(removed)
 }

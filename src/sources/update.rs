@@ -13,6 +13,7 @@ use crate::lock::{self, Lock, LockFile, Locked};
 use super::add::locked_skill;
 use super::changes::{self, Change, Status};
 use super::fetch::{self, Fetched, Request};
+use super::signature;
 use super::{Context, SourceError, finish, store, unknown_source};
 
 /// Options of `skillserve update`.
@@ -23,6 +24,9 @@ pub struct UpdateOptions {
     /// Only say whether there are updates (exit 10 when there are).
     pub check: bool,
     pub allow_risky: bool,
+    /// `--allow-signer-change`: install a version signed by another key
+    /// than the one recorded (or by no trusted key).
+    pub allow_signer_change: bool,
 }
 
 /// A source fetched again and compared with what is installed: what
@@ -87,11 +91,35 @@ impl Pending {
         crate::digest::text(&hasher.finalize().into())
     }
 
+    /// Whether what was fetched is signed by another key than the one
+    /// recorded (or by no trusted key) — which `apply` refuses unless
+    /// told otherwise.
+    pub fn signer_changed(&self) -> bool {
+        signature::check_change(
+            &self.source.id,
+            self.source.signer.as_ref(),
+            self.fetched.signature.signer.as_ref(),
+            false,
+        )
+        .is_err()
+    }
+
+    /// The refusal of a new signer, unless `allow` (`--allow-signer-change`).
+    pub fn check_signer(&self, allow: bool) -> Result<(), SourceError> {
+        signature::check_change(
+            &self.source.id,
+            self.source.signer.as_ref(),
+            self.fetched.signature.signer.as_ref(),
+            allow,
+        )
+    }
+
     /// The source as it will be locked once applied.
     fn locked(&self, allow_risky: bool) -> Locked {
         let candidates = &self.fetched.found.candidates;
         Locked {
             version: self.fetched.version.clone(),
+            signer: self.fetched.signature.signer.clone(),
             allow_risky: self.source.allow_risky || allow_risky,
             updated: lock::now(),
             skills: candidates.iter().map(locked_skill).collect(),
@@ -126,11 +154,13 @@ impl Serialize for Pending {
                     .map(|i| &candidates[i]),
             })
             .collect();
-        let mut out = serializer.serialize_struct("Pending", 10)?;
+        let mut out = serializer.serialize_struct("Pending", 12)?;
         out.serialize_field("id", &self.source.id)?;
         out.serialize_field("url", &self.source.url)?;
         out.serialize_field("from", &self.source.version)?;
         out.serialize_field("to", &self.fetched.version)?;
+        out.serialize_field("signed_by", &self.fetched.signature.signer)?;
+        out.serialize_field("signer_changed", &self.signer_changed())?;
         out.serialize_field("has_changes", &self.has_changes())?;
         out.serialize_field("changes", &entries)?;
         out.serialize_field("skipped", &self.fetched.found.skipped)?;
@@ -160,7 +190,7 @@ pub fn prepare(context: &Context, lock: &Lock, id: &str) -> Result<Pending, Sour
 /// is the error, with nothing changed. An unknown id is an error naming
 /// the installed ones; no sources at all is an empty list.
 pub fn prepare_all(context: &Context, ids: &[String]) -> Result<Vec<Pending>, SourceError> {
-    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.lock)?.unwrap_or_default();
     let ids: Vec<String> = if ids.is_empty() {
         lock.sources.iter().map(|s| s.id.clone()).collect()
     } else {
@@ -186,12 +216,18 @@ pub struct Updated {
 /// in one atomic rename, then unreferenced entries are removed. Sources
 /// without changes are left as they are; one whose entry in the lock
 /// changed since it was fetched stops it all, nothing written. Error-level
-/// security findings in new or changed skills need `allow_risky`.
+/// security findings in new or changed skills need `allow_risky`; a source
+/// now signed by another key than the one recorded needs
+/// `allow_signer_change`.
 pub fn apply(
     context: &Context,
     pending: &[Pending],
     allow_risky: bool,
+    allow_signer_change: bool,
 ) -> Result<Vec<Updated>, SourceError> {
+    for update in pending.iter().filter(|p| p.has_changes()) {
+        update.check_signer(allow_signer_change)?;
+    }
     let risky: Vec<String> = pending.iter().flat_map(Pending::risky).collect();
     if !risky.is_empty() && !allow_risky {
         return Err(SourceError::Risky {
@@ -199,7 +235,7 @@ pub fn apply(
             skills: risky,
         });
     }
-    let mut lock = LockFile::open(&context.paths.lock)?;
+    let mut lock = LockFile::open(&context.lock)?;
     let mut record = Record::read(&context.paths.record());
     let mut updated = Vec::new();
     for update in pending.iter().filter(|p| p.has_changes()) {
@@ -207,7 +243,7 @@ pub fn apply(
             return Err(SourceError::Usage(format!(
                 "source '{}' changed in {} while it was being fetched; nothing was updated: run the command again",
                 update.source.id,
-                context.paths.lock.display()
+                context.lock.display()
             )));
         }
         for candidate in &update.fetched.found.candidates {
@@ -240,15 +276,16 @@ pub enum AutoUpdated {
 /// for a server that keeps a source up to date on a schedule. Blocking;
 /// on any error nothing changes (the last good version stays served). New
 /// error-level security findings are refused unless the source was added
-/// with `--allow-risky`.
+/// with `--allow-risky`, and a new signer always is (a person must say
+/// yes to it: `update --allow-signer-change`).
 pub fn auto_update(context: &Context, id: &str) -> Result<AutoUpdated, SourceError> {
-    let lock = lock::read(&context.paths.lock)?.unwrap_or_default();
+    let lock = lock::read(&context.lock)?.unwrap_or_default();
     let pending = prepare(context, &lock, id)?;
     if !pending.has_changes() {
         return Ok(AutoUpdated::Unchanged);
     }
     let changed = pending.changed();
     let allow_risky = pending.source.allow_risky;
-    apply(context, &[pending], allow_risky)?;
+    apply(context, &[pending], allow_risky, false)?;
     Ok(AutoUpdated::Applied { changed })
 }

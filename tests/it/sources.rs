@@ -33,7 +33,7 @@ pub(crate) fn sources_env(fixture: &Fixture, command: &mut Command) {
         .env("GIT_CONFIG_NOSYSTEM", "1");
 }
 
-fn run(fixture: &Fixture, args: &[&str]) -> Output {
+pub(crate) fn run(fixture: &Fixture, args: &[&str]) -> Output {
     let mut command = fixture.command(args);
     sources_env(fixture, &mut command);
     let output = command.output().expect("run skillserve");
@@ -45,7 +45,7 @@ fn run(fixture: &Fixture, args: &[&str]) -> Output {
 }
 
 /// Runs and expects exit code `code`, showing everything when not.
-fn expect(fixture: &Fixture, args: &[&str], code: i32) -> Output {
+pub(crate) fn expect(fixture: &Fixture, args: &[&str], code: i32) -> Output {
     let out = run(fixture, args);
     assert_eq!(
         out.status.code(),
@@ -57,7 +57,7 @@ fn expect(fixture: &Fixture, args: &[&str], code: i32) -> Output {
     out
 }
 
-async fn serve(fixture: &Fixture) -> Server {
+pub(crate) async fn serve(fixture: &Fixture) -> Server {
     let mut command = fixture.command(&["--no-project", "--no-user", "--no-plugins"]);
     sources_env(fixture, &mut command);
     Server::start(command).await
@@ -170,12 +170,12 @@ pub(crate) fn lock_text(fixture: &Fixture) -> Option<String> {
     std::fs::read_to_string(fixture.path("config/skillserve/sources.lock")).ok()
 }
 
-fn store(fixture: &Fixture) -> PathBuf {
+pub(crate) fn store(fixture: &Fixture) -> PathBuf {
     fixture.path("data/skillserve/store")
 }
 
 /// The store's entries (folders named by digest).
-fn entries(fixture: &Fixture) -> Vec<String> {
+pub(crate) fn entries(fixture: &Fixture) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(store(fixture))
         .map(|dir| {
             dir.flatten()
@@ -189,7 +189,7 @@ fn entries(fixture: &Fixture) -> Vec<String> {
 }
 
 /// The digest the lock records for skill `name`.
-fn locked_digest(fixture: &Fixture, name: &str) -> String {
+pub(crate) fn locked_digest(fixture: &Fixture, name: &str) -> String {
     let lock = lock_text(fixture).expect("a lock");
     let at = lock
         .find(&format!("name = \"{name}\""))
@@ -200,7 +200,7 @@ fn locked_digest(fixture: &Fixture, name: &str) -> String {
 
 /// The digest of a folder's files as skillserve computes it: SHA-256 over
 /// sorted `path NUL hex LF` lines.
-fn folder_digest(dir: &Path) -> String {
+pub(crate) fn folder_digest(dir: &Path) -> String {
     fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -307,7 +307,7 @@ async fn add_serve_update_and_remove_a_git_source() {
     assert_eq!(
         pdf["installed"],
         serde_json::json!({"id": "upstream", "kind": "git", "url": url, "version": first,
-                           "path": "skills/pdf", "digest": pdf_digest})
+                           "path": "skills/pdf", "digest": pdf_digest, "lock": "user"})
     );
     let out = expect(&fixture, &[&["show", "pdf"][..], &bare].concat(), 0);
     assert_output(
@@ -586,13 +586,13 @@ async fn a_tampered_store_entry_is_not_served_until_it_is_installed_again() {
 
 /// A static web host on this machine: serves the files below a folder, or
 /// a status for paths set with [`StaticHost::answer`].
-struct StaticHost {
+pub(crate) struct StaticHost {
     port: u16,
     overrides: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl StaticHost {
-    fn start(root: PathBuf) -> StaticHost {
+    pub(crate) fn start(root: PathBuf) -> StaticHost {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let overrides: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
@@ -650,13 +650,13 @@ impl StaticHost {
         StaticHost { port, overrides }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Answers requests for paths starting with `prefix` with `head` (a
     /// status line and headers), empty.
-    fn answer(&self, prefix: &str, head: &str) {
+    pub(crate) fn answer(&self, prefix: &str, head: &str) {
         self.overrides
             .lock()
             .unwrap()
@@ -666,7 +666,7 @@ impl StaticHost {
 
 /// A team's skills folder: a lone `SKILL.md` skill, and one with a
 /// reference and an executable script.
-fn team_skills(fixture: &Fixture) -> PathBuf {
+pub(crate) fn team_skills(fixture: &Fixture) -> PathBuf {
     fixture.write(
         "team/hello/SKILL.md",
         &skill_md("hello", "Say hello the team's way.", "# Hello"),
@@ -814,7 +814,7 @@ fn index_with(fixture: &Fixture, artifact: &[u8], digest: Option<&str>) {
 }
 
 /// Nothing of skillserve's was written: no lock, no store entry.
-fn nothing_written(fixture: &Fixture) {
+pub(crate) fn nothing_written(fixture: &Fixture) {
     assert_eq!(lock_text(fixture), None);
     assert_eq!(entries(fixture), Vec::<String>::new());
 }

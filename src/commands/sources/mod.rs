@@ -1,4 +1,4 @@
-//! The sources commands (`add`, `update`, `remove`, `sources`, `publish`;
+//! The sources commands (`add`, `update`, `remove`, `sources`, `sync`, `publish`;
 //! behaviour.md, "Sources") for the terminal: the user's folders from the
 //! settings, what [`crate::sources`] returns worded ([`text`]), the yes
 //! asked on the terminal, and an error as one line on stderr after what the
@@ -15,6 +15,45 @@ use crate::config::{Env, Settings};
 use crate::exit_codes::ExitCode;
 use crate::sources::{self, AddOptions, Context, SourceError, UpdateOptions, short};
 use crate::text::plural;
+
+/// Which lock a command reads and changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhichLock {
+    /// The user's `sources.lock`.
+    User,
+    /// The project's `skills.lock` (`--project`).
+    Project,
+}
+
+impl WhichLock {
+    /// `--project` given or not.
+    pub fn chosen(project: bool) -> WhichLock {
+        if project {
+            WhichLock::Project
+        } else {
+            WhichLock::User
+        }
+    }
+}
+
+/// The context of the lock `which` names.
+fn context(settings: &Settings, env: &Env, which: WhichLock) -> Result<Context, SourceError> {
+    match which {
+        WhichLock::User => Context::new(settings, env),
+        WhichLock::Project => Context::for_project(settings, env),
+    }
+}
+
+/// Options of `sync`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SyncOptions {
+    /// Change nothing; exit 10 when the store and the locks differ.
+    pub check: bool,
+    /// Also remove store entries no lock names.
+    pub prune: bool,
+    /// Only the project's lock.
+    pub project_only: bool,
+}
 
 /// How a command that changes installed skills gets the user's yes.
 enum Confirm<'a> {
@@ -57,10 +96,11 @@ pub fn add(
     settings: &Settings,
     env: &Env,
     options: &AddOptions,
+    which: WhichLock,
     yes: bool,
     console: &mut Console,
 ) -> io::Result<ExitCode> {
-    let outcome = Context::new(&settings.config, env).and_then(|context| {
+    let outcome = context(settings, env, which).and_then(|context| {
         confirmed(yes, console, |confirm, out| {
             let plan = sources::plan(&context, options)?;
             text::write_plan(out, &plan).map_err(output)?;
@@ -74,15 +114,24 @@ pub fn add(
             );
             confirm.get(&question, "installed")?;
             let installed = sources::install(&context, &plan, options.allow_risky)?;
+            let project = if context.project.is_some() { " --project" } else { "" };
             writeln!(
                 out,
-                "Installed {} skill{} from {} as source '{id}'. `skillserve update {id}` fetches them again; `skillserve remove {id}` removes them.",
+                "Installed {} skill{} from {} as source '{id}'. `skillserve update{project} {id}` fetches them again; `skillserve remove{project} {id}` removes them.",
                 installed.skills.len(),
                 plural(installed.skills.len()),
                 installed.source,
                 id = installed.id,
             )
             .map_err(output)?;
+            if context.project.is_some() {
+                writeln!(
+                    out,
+                    "Commit {}: `skillserve sync` in a clone of the project installs the same skills.",
+                    installed.lock.display()
+                )
+                .map_err(output)?;
+            }
             Ok(ExitCode::Success)
         })
     });
@@ -96,10 +145,11 @@ pub fn update(
     settings: &Settings,
     env: &Env,
     options: &UpdateOptions,
+    which: WhichLock,
     yes: bool,
     console: &mut Console,
 ) -> io::Result<ExitCode> {
-    let outcome = Context::new(&settings.config, env).and_then(|context| {
+    let outcome = context(settings, env, which).and_then(|context| {
         confirmed(yes, console, |confirm, out| {
             let pending = sources::prepare_all(&context, &options.ids)?;
             if pending.is_empty() {
@@ -133,6 +183,9 @@ pub fn update(
                 return Ok(ExitCode::UpdatesAvailable);
             }
             writeln!(out, "{summary}.").map_err(output)?;
+            for update in pending.iter().filter(|p| p.has_changes()) {
+                update.check_signer(options.allow_signer_change)?;
+            }
             let risky: Vec<String> = pending.iter().flat_map(sources::Pending::risky).collect();
             if !risky.is_empty() && !options.allow_risky {
                 return Err(SourceError::Risky {
@@ -142,7 +195,13 @@ pub fn update(
             }
             out.flush().map_err(output)?;
             confirm.get("Install these updates?", "updated")?;
-            for updated in sources::apply(&context, &pending, options.allow_risky)? {
+            let applied = sources::apply(
+                &context,
+                &pending,
+                options.allow_risky,
+                options.allow_signer_change,
+            )?;
+            for updated in applied {
                 writeln!(
                     out,
                     "Updated source '{}' to {}.",
@@ -163,10 +222,11 @@ pub fn remove(
     settings: &Settings,
     env: &Env,
     id: &str,
+    which: WhichLock,
     yes: bool,
     console: &mut Console,
 ) -> io::Result<ExitCode> {
-    let outcome = Context::new(&settings.config, env).and_then(|context| {
+    let outcome = context(settings, env, which).and_then(|context| {
         confirmed(yes, console, |confirm, out| {
             let source = sources::source(&context, id)?;
             let names: Vec<&str> = source.skills.iter().map(|s| s.name.as_str()).collect();
@@ -198,9 +258,10 @@ pub fn sources(
     settings: &Settings,
     env: &Env,
     json: bool,
+    which: WhichLock,
     console: &mut Console,
 ) -> io::Result<ExitCode> {
-    let outcome = Context::new(&settings.config, env).and_then(|context| {
+    let outcome = context(settings, env, which).and_then(|context| {
         let lock = sources::installed(&context)?;
         let out = &mut *console.out;
         if json {
@@ -208,21 +269,97 @@ pub fn sources(
                 .map_err(|err| output(io::Error::other(err)))?;
             writeln!(out).map_err(output)?;
         } else {
-            text::write_sources(out, &lock, &context.paths).map_err(output)?;
+            text::write_sources(out, &lock, &context.lock, &context.paths.store).map_err(output)?;
         }
         Ok(ExitCode::Success)
     });
     finish(outcome, console)
 }
 
-/// `skillserve publish DIR --out TARGET`: [`sources::publish`].
-pub fn publish(
+/// `skillserve sync [--check] [--prune] [--project]`: for the user's
+/// lock and the project's (when there is one), [`sources::status`], then
+/// (unless `--check`) [`sources::sync`].
+pub fn sync(
     settings: &Settings,
-    dir: &Path,
-    target: &Path,
+    env: &Env,
+    options: &SyncOptions,
     console: &mut Console,
 ) -> io::Result<ExitCode> {
-    let outcome = sources::publish(dir, target, settings.config.max_file_bytes, console.out);
+    let outcome = (|| {
+        let mut contexts = Vec::new();
+        if !options.project_only {
+            contexts.push(Context::new(settings, env)?);
+        }
+        let project = Context::for_project(settings, env);
+        match project {
+            Ok(project) if project.lock.is_file() => contexts.push(project),
+            Ok(project) if options.project_only => {
+                return Err(SourceError::Usage(format!(
+                    "there is no {}: `skillserve add --project SOURCE` writes it",
+                    project.lock.display()
+                )));
+            }
+            Err(err) if options.project_only => return Err(err),
+            _ => {}
+        }
+        let out = &mut *console.out;
+        let mut statuses = Vec::new();
+        for context in &contexts {
+            let status = sources::status(context)?;
+            text::write_status(out, &status, options.prune).map_err(output)?;
+            statuses.push(status);
+        }
+        let lacking: usize = statuses.iter().map(sources::StoreStatus::lacking).sum();
+        let extra: usize = if options.prune {
+            // The same entries, seen from each lock: count them once.
+            let mut all: Vec<&String> = statuses.iter().flat_map(|s| &s.unreferenced).collect();
+            all.sort();
+            all.dedup();
+            all.len()
+        } else {
+            0
+        };
+        if options.check {
+            return text::write_check(out, lacking, extra).map_err(output);
+        }
+        let mut refused = false;
+        for (context, status) in contexts.iter().zip(&statuses) {
+            if status.lacking() == 0 && !options.prune {
+                continue;
+            }
+            let synced = sources::sync(context, status, options.prune)?;
+            text::write_synced(out, &synced).map_err(output)?;
+            refused |= synced.refused();
+        }
+        if lacking == 0 && extra == 0 {
+            writeln!(out, "The store holds exactly what the locks pin.").map_err(output)?;
+        }
+        Ok(if refused {
+            ExitCode::Failure
+        } else {
+            ExitCode::Success
+        })
+    })();
+    finish(outcome, console)
+}
+
+/// `skillserve publish DIR --out TARGET [--sign KEY]`: [`sources::publish`].
+pub fn publish(
+    settings: &Settings,
+    env: &Env,
+    dir: &Path,
+    target: &Path,
+    sign: Option<&Path>,
+    console: &mut Console,
+) -> io::Result<ExitCode> {
+    let search = crate::program::SearchEnv::from_env(env);
+    let outcome = sources::publish(
+        dir,
+        target,
+        settings.config.max_file_bytes,
+        sign.map(|key| (key, &search)),
+        console.out,
+    );
     finish(outcome, console)
 }
 

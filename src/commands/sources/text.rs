@@ -6,10 +6,12 @@
 
 use std::io::{self, Write};
 
-use crate::installed::Paths;
+use std::path::Path;
+
+use crate::exit_codes::ExitCode;
 use crate::lock::{Lock, SourceKind};
 use crate::render::human_size;
-use crate::sources::{Candidate, Pending, Plan, Status, short};
+use crate::sources::{Candidate, Pending, Plan, State, Status, StoreStatus, Synced, short};
 use crate::text::{plural, printable};
 
 /// Longest description shown in a plan.
@@ -41,6 +43,7 @@ pub fn write_plan(out: &mut dyn Write, plan: &Plan) -> io::Result<()> {
             short(&fetched.version)
         )?,
     }
+    write_signature(out, &fetched.signature)?;
     if let Some(subdir) = &request.subdir {
         writeln!(out, "Looking in: {subdir}")?;
     }
@@ -130,6 +133,19 @@ fn write_skipped(out: &mut dyn Write, fetched: &crate::sources::Fetched) -> io::
     Ok(())
 }
 
+/// `Signed-by: principal (key)` under `Source:`, or what was found of a
+/// signature that is not trusted.
+fn write_signature(
+    out: &mut dyn Write,
+    signature: &crate::sources::signature::Signature,
+) -> io::Result<()> {
+    match (&signature.signer, &signature.note) {
+        (Some(signer), _) => writeln!(out, "Signed-by: {}", printable(&signer.label())),
+        (None, Some(note)) => writeln!(out, "Signature: {} (not required)", printable(note)),
+        (None, None) => Ok(()),
+    }
+}
+
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", text[..end].trim_end()),
@@ -155,6 +171,28 @@ pub fn write_changes(out: &mut dyn Write, pending: &Pending) -> io::Result<()> {
         source.id,
         printable(&source.url)
     )?;
+    if pending.has_changes() {
+        let signature = &pending.fetched.signature;
+        if pending.signer_changed() {
+            let was = source.signer.as_ref().map_or(String::new(), |s| s.label());
+            match &signature.signer {
+                Some(now) => writeln!(
+                    out,
+                    "  signer changed: {} (was {})",
+                    printable(&now.label()),
+                    printable(&was)
+                )?,
+                None => writeln!(
+                    out,
+                    "  signer changed: {} (was {})",
+                    printable(signature.note.as_deref().unwrap_or("no trusted signer")),
+                    printable(&was)
+                )?,
+            }
+        } else {
+            write_signature(out, signature)?;
+        }
+    }
     let candidates = &pending.fetched.found.candidates;
     for change in &pending.changes {
         write!(
@@ -248,16 +286,23 @@ fn write_diff(out: &mut dyn Write, diff: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// The table of `skillserve sources`.
-pub fn write_sources(out: &mut dyn Write, lock: &Lock, paths: &Paths) -> io::Result<()> {
+/// The table of `skillserve sources`, then where the lock and the store
+/// are.
+pub fn write_sources(
+    out: &mut dyn Write,
+    lock: &Lock,
+    lock_path: &Path,
+    store: &Path,
+) -> io::Result<()> {
     if lock.sources.is_empty() {
         writeln!(
             out,
-            "No sources are installed; add one with `skillserve add owner/repo`."
+            "No sources are installed in {}; add one with `skillserve add owner/repo`.",
+            lock_path.display()
         )?;
         return Ok(());
     }
-    let rows: Vec<[String; 7]> = lock
+    let rows: Vec<[String; 8]> = lock
         .sources
         .iter()
         .map(|s| {
@@ -268,11 +313,24 @@ pub fn write_sources(out: &mut dyn Write, lock: &Lock, paths: &Paths) -> io::Res
                 s.reference.clone().unwrap_or_else(|| "-".into()),
                 short(&s.version).to_owned(),
                 s.skills.len().to_string(),
+                s.signer.as_ref().map_or_else(
+                    || "-".into(),
+                    |signer| printable(&signer.label()).into_owned(),
+                ),
                 s.updated.clone(),
             ]
         })
         .collect();
-    let header = ["ID", "KIND", "URL", "REF", "VERSION", "SKILLS", "UPDATED"];
+    let header = [
+        "ID",
+        "KIND",
+        "URL",
+        "REF",
+        "VERSION",
+        "SKILLS",
+        "SIGNED-BY",
+        "UPDATED",
+    ];
     let mut widths = header.map(str::len);
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -298,7 +356,124 @@ pub fn write_sources(out: &mut dyn Write, lock: &Lock, paths: &Paths) -> io::Res
     writeln!(
         out,
         "\nLock: {}\nStore: {}",
-        paths.lock.display(),
-        paths.store.display()
+        lock_path.display(),
+        store.display()
     )
+}
+
+/// How the store stands against one lock (`sync`, `sync --check`).
+pub fn write_status(out: &mut dyn Write, status: &StoreStatus, prune: bool) -> io::Result<()> {
+    writeln!(out, "Lock: {}", status.lock.display())?;
+    if status.sources.is_empty() {
+        writeln!(out, "  no sources")?;
+    }
+    let width = status.sources.iter().map(|s| s.id.len()).max().unwrap_or(0);
+    for source in &status.sources {
+        let total = source.skills.len();
+        let present = source
+            .skills
+            .iter()
+            .filter(|s| s.state == State::Present)
+            .count();
+        let mut line = format!(
+            "  {:<width$}  {present} of {total} skill{} in the store",
+            source.id,
+            plural(total)
+        );
+        let missing: Vec<&str> = source
+            .skills
+            .iter()
+            .filter(|s| s.state == State::Missing)
+            .map(|s| s.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            line.push_str(&format!("; missing: {}", missing.join(", ")));
+        }
+        let damaged: Vec<&str> = source
+            .skills
+            .iter()
+            .filter(|s| matches!(s.state, State::Tampered(_)))
+            .map(|s| s.name.as_str())
+            .collect();
+        if !damaged.is_empty() {
+            line.push_str(&format!("; changed in the store: {}", damaged.join(", ")));
+        }
+        writeln!(out, "{}", printable(&line))?;
+    }
+    if prune && !status.unreferenced.is_empty() {
+        let n = status.unreferenced.len();
+        writeln!(
+            out,
+            "  {n} store entr{} no lock names",
+            if n == 1 { "y" } else { "ies" }
+        )?;
+    }
+    Ok(())
+}
+
+/// The end of `sync --check`: whether the store and the locks differ.
+pub fn write_check(out: &mut dyn Write, lacking: usize, extra: usize) -> io::Result<ExitCode> {
+    if lacking == 0 && extra == 0 {
+        writeln!(out, "The store holds exactly what the locks pin.")?;
+        return Ok(ExitCode::Success);
+    }
+    let mut parts = Vec::new();
+    if lacking > 0 {
+        parts.push(format!(
+            "{lacking} skill{} the locks pin {} missing or changed in the store",
+            plural(lacking),
+            if lacking == 1 { "is" } else { "are" }
+        ));
+    }
+    if extra > 0 {
+        parts.push(format!(
+            "{extra} store entr{} no lock names",
+            if extra == 1 { "y" } else { "ies" }
+        ));
+    }
+    let fix = if extra > 0 {
+        "skillserve sync --prune"
+    } else {
+        "skillserve sync"
+    };
+    writeln!(
+        out,
+        "{}; run `{fix}` to install exactly what they pin.",
+        parts.join("; ")
+    )?;
+    Ok(ExitCode::StoreDiffers)
+}
+
+/// What `sync` did for one lock.
+pub fn write_synced(out: &mut dyn Write, synced: &Synced) -> io::Result<()> {
+    for source in &synced.sources {
+        if !source.installed.is_empty() {
+            writeln!(
+                out,
+                "Source '{}' ({}): installed {}",
+                source.id,
+                printable(&source.source),
+                printable(&source.installed.join(", "))
+            )?;
+        }
+        for refused in &source.refused {
+            writeln!(
+                out,
+                "Source '{}' ({}): refused skill '{}': {}",
+                source.id,
+                printable(&source.source),
+                printable(&refused.skill),
+                printable(&refused.why)
+            )?;
+        }
+    }
+    if synced.removed > 0 {
+        writeln!(
+            out,
+            "Removed {} store entr{} that no lock names.",
+            synced.removed,
+            if synced.removed == 1 { "y" } else { "ies" }
+        )?;
+    }
+    Ok(())
 }

@@ -179,6 +179,11 @@ impl Plans {
             subdir: text(arguments, "path")?,
             skills: list(arguments, "skills")?,
             allow_risky: false,
+            // Signature policy and private-index headers are the command
+            // line's (`add --trusted-signers`, `--header`); the global
+            // policy of config.toml still applies through the context.
+            trust: Default::default(),
+            access: Default::default(),
         };
         let context = context(registry)?;
         let (plan, value) = self
@@ -308,7 +313,9 @@ impl Plans {
                     context.paths.lock.display()
                 )));
             }
-            sources::apply(&context, std::slice::from_ref(&*pending), allow_risky)
+            // A new signer needs a person at the terminal
+            // (`update --allow-signer-change`); the page only shows it.
+            sources::apply(&context, std::slice::from_ref(&*pending), allow_risky, false)
         })
         .await?;
         self.forget(&id);
@@ -365,7 +372,7 @@ fn refuse_risky(risky: &[String], allow_risky: bool, done: &str) -> Result<(), S
 }
 
 pub(super) fn context(registry: &Registry) -> Result<Context, String> {
-    Context::new(&registry.settings().config, registry.env()).map_err(|err| err.to_string())
+    Context::new(&registry.settings(), registry.env()).map_err(|err| err.to_string())
 }
 
 /// Runs `work` on a blocking thread.

@@ -292,8 +292,7 @@ async fn stop(state: &State, stopping: &CancellationToken) {
 /// `/mcp` opens.
 async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, local: SocketAddr) {
     let options = settings.serve.clone();
-    let sources =
-        (!options.auto_update.is_empty()).then(|| sources::Context::new(&settings.config, &env));
+    let sources = (!options.auto_update.is_empty()).then(|| sources::Context::new(&settings, &env));
     let started = Instant::now();
     let registry =
         match tokio::task::spawn_blocking(move || Registry::new(settings, flags, env)).await {
