@@ -12,6 +12,7 @@ use crate::lock::{Access, Locked, SignedObject, SourceKind, Trust};
 use crate::plugins;
 use crate::roots::Layout;
 
+use super::credentials::Credentials;
 use super::found::{self, Found};
 use super::http::Client;
 use super::index;
@@ -200,8 +201,13 @@ fn fetch_index(
             "--path and --ref apply to git sources; an index lists its skills itself".into(),
         ));
     }
-    let client = Client::default();
     let url = &request.location.url;
+    let client = Client::with_credentials(Credentials::read(
+        &request.access,
+        url,
+        &context.vars,
+        context.home.as_deref(),
+    )?);
     let bytes = index::download(&client, url)?;
     let index = index::parse(&bytes, url)?;
     let signature = check_index_signature(context, &client, url, &bytes, policy, tree.path())?

@@ -62,13 +62,17 @@ pub fn fetch(
         url,
         wanted,
     ])
-    .map_err(|err| match (err, reference) {
-        (SourceError::Git { url, message, .. }, Some(reference)) => SourceError::Git {
-            hint: missing_ref_hint(&message, reference),
+    .map_err(|err| match err {
+        SourceError::Git { url, message, .. } => SourceError::Git {
+            hint: match reference {
+                _ if is_denied(&message) => "; the repository is private or your credentials were refused: skillserve fetches with your own git, so set up what `git clone URL` needs — a credential helper (`git config --global credential.helper …`) or your SSH agent — and try again".to_owned(),
+                Some(reference) => missing_ref_hint(&message, reference),
+                None => String::new(),
+            },
             url,
             message,
         },
-        (err, _) => err,
+        err => err,
     })?;
     let commit = run(&["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"])?;
     run(&[
@@ -87,6 +91,23 @@ pub fn fetch(
         });
     }
     Ok(commit.to_ascii_lowercase())
+}
+
+/// Whether git's message says the host wanted credentials it did not get
+/// (HTTP without a helper's answer, or an SSH key refused).
+fn is_denied(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "could not read username",
+        "could not read password",
+        "authentication failed",
+        "terminal prompts disabled",
+        "permission denied (publickey",
+        "the requested url returned error: 401",
+        "the requested url returned error: 403",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
 }
 
 /// What to do when git could not find the ref the user asked for.

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::SourceError;
+use super::credentials::Credentials;
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 10;
@@ -17,6 +18,8 @@ const TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// the usual variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`).
 pub struct Client {
     agent: ureq::Agent,
+    /// A private index's headers, sent to its origin only.
+    credentials: Credentials,
 }
 
 impl Default for Client {
@@ -30,11 +33,21 @@ impl Default for Client {
             .build();
         Client {
             agent: ureq::Agent::new_with_config(config),
+            credentials: Credentials::default(),
         }
     }
 }
 
 impl Client {
+    /// A client that sends `credentials` to their origin (each hop of a
+    /// redirect is judged on its own).
+    pub fn with_credentials(credentials: Credentials) -> Client {
+        Client {
+            credentials,
+            ..Client::default()
+        }
+    }
+
     /// The body of `url` (after redirects), at most `limit` bytes.
     pub fn get(&self, url: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
         self.get_if_present(url, limit)?
@@ -54,11 +67,11 @@ impl Client {
                 url: current.clone(),
                 message,
             };
-            let mut response = self
-                .agent
-                .get(&current)
-                .call()
-                .map_err(|err| failed(err.to_string()))?;
+            let mut request = self.agent.get(&current);
+            for (name, value) in self.credentials.for_url(&current) {
+                request = request.header(name, value);
+            }
+            let mut response = request.call().map_err(|err| failed(err.to_string()))?;
             let status = response.status();
             if status.is_redirection() {
                 let location = response
@@ -71,6 +84,14 @@ impl Client {
             }
             if status == 404 || status == 410 {
                 return Ok(None);
+            }
+            if status == 401 || status == 403 {
+                let hint = if self.credentials.for_url(&current).is_empty() {
+                    "it is private: give its credentials with --header 'NAME: VALUE' naming an environment variable ($TOKEN), or --netrc"
+                } else {
+                    "the credentials sent were not accepted: check the variables the source's headers name, or the netrc entry"
+                };
+                return Err(failed(format!("the server answered {status}; {hint}")));
             }
             if !status.is_success() {
                 return Err(failed(format!("the server answered {status}")));

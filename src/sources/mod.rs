@@ -20,6 +20,7 @@
 mod add;
 mod archive;
 mod changes;
+mod credentials;
 mod fetch;
 mod found;
 mod git;

@@ -27,6 +27,7 @@ mod http_runtime;
 mod import;
 mod layers;
 mod plugins;
+mod private;
 mod profiles;
 mod prompts;
 mod properties;

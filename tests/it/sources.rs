@@ -589,6 +589,10 @@ async fn a_tampered_store_entry_is_not_served_until_it_is_installed_again() {
 pub(crate) struct StaticHost {
     port: u16,
     overrides: Arc<Mutex<Vec<(String, String)>>>,
+    /// A header line (`name: value`, the name lowercase) every request
+    /// must carry, else 401; and every header line received, in order.
+    required: Arc<Mutex<Option<String>>>,
+    received: Arc<Mutex<Vec<String>>>,
 }
 
 impl StaticHost {
@@ -597,6 +601,9 @@ impl StaticHost {
         let port = listener.local_addr().unwrap().port();
         let overrides: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
         let answers = Arc::clone(&overrides);
+        let required: Arc<Mutex<Option<String>>> = Arc::default();
+        let received: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (require, log) = (Arc::clone(&required), Arc::clone(&received));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
@@ -605,12 +612,20 @@ impl StaticHost {
                 if reader.read_line(&mut request).is_err() {
                     continue;
                 }
+                let mut headers = Vec::new();
                 loop {
                     let mut header = String::new();
                     if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
                         break;
                     }
+                    let (name, value) = header.trim().split_once(':').unwrap_or((&header, ""));
+                    headers.push(format!("{}: {}", name.to_ascii_lowercase(), value.trim()));
                 }
+                log.lock().unwrap().extend(headers.iter().cloned());
+                let allowed = match &*require.lock().unwrap() {
+                    Some(line) => headers.contains(line),
+                    None => true,
+                };
                 let path = request.split(' ').nth(1).unwrap_or("/").to_owned();
                 let path = path.split('?').next().unwrap().to_owned();
                 let fixed = answers
@@ -619,6 +634,10 @@ impl StaticHost {
                     .iter()
                     .find(|(p, _)| path.starts_with(p.as_str()))
                     .map(|(_, head)| head.clone());
+                let fixed = match allowed {
+                    true => fixed,
+                    false => Some("HTTP/1.1 401 Unauthorized".to_owned()),
+                };
                 let response = match fixed {
                     Some(head) => {
                         format!("{head}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
@@ -647,7 +666,23 @@ impl StaticHost {
                 let _ = reader.read(&mut [0; 64]);
             }
         });
-        StaticHost { port, overrides }
+        StaticHost {
+            port,
+            overrides,
+            required,
+            received,
+        }
+    }
+
+    /// Answers 401 to every request without the header line `line`
+    /// (`name: value`, the name lowercase).
+    pub(crate) fn require(&self, line: &str) {
+        *self.required.lock().unwrap() = Some(line.to_owned());
+    }
+
+    /// Every header line received so far (`name: value`).
+    pub(crate) fn received(&self) -> Vec<String> {
+        self.received.lock().unwrap().clone()
     }
 
     pub(crate) fn url(&self) -> String {
@@ -1186,7 +1221,7 @@ fn on_a_terminal_add_and_remove_ask_and_a_no_changes_nothing() {
 }
 
 /// The text of the `skill` answer for `name` from a server over HTTP.
-fn http_call(server: &crate::common::http::HttpServer, name: &str) -> String {
+pub(crate) fn http_call(server: &crate::common::http::HttpServer, name: &str) -> String {
     let answer = server
         .stateless(
             1,
