@@ -383,7 +383,11 @@
   }
 
   function provenance(p) {
-    if (p.source) return [p.kind, " · ", el("span", { class: "mono" }, p.source_id + ": " + p.source)];
+    // Who signed an installed source's version (behaviour.md §19.8).
+    const signed = p.signed_by
+      ? [" · signed by ", el("span", { class: "mono", title: p.signed_by.key }, p.signed_by.principal)]
+      : [];
+    if (p.source) return [p.kind, " · ", el("span", { class: "mono" }, p.source_id + ": " + p.source), ...signed];
     if (p.plugin) return [p.kind, " · ", p.plugin];
     return p.kind;
   }
@@ -407,7 +411,8 @@
   // Where a skill comes from, in full: for the title of its short label.
   function where(r) {
     const p = r.provenance;
-    if (p.source) return p.source_id + ": " + p.source + "\n" + r.id;
+    const signed = p.signed_by ? "\nsigned by " + p.signed_by.principal + " (" + p.signed_by.key + ")" : "";
+    if (p.source) return p.source_id + ": " + p.source + signed + "\n" + r.id;
     if (p.plugin) return "plugin " + p.plugin + "\n" + r.root;
     return r.root;
   }

@@ -218,6 +218,33 @@ async fn a_signed_commit_is_recorded_and_its_signer_shown_wherever_provenance_is
         );
         server.stop().await;
     }
+
+    // The skills app's catalog: the same signer in the row's provenance.
+    let mut command = fixture.command(&bare);
+    sources_env(&fixture, &mut command);
+    let server = Server::start_ui(command, true).await;
+    let page = server
+        .client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("app_catalog".to_owned())
+                .with_arguments(serde_json::Map::new()),
+        )
+        .await
+        .unwrap();
+    let page = page.structured_content.expect("a catalog page");
+    let pdf = page["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "pdf")
+        .unwrap_or_else(|| panic!("{page}"));
+    assert_eq!(
+        pdf["provenance"]["signed_by"],
+        serde_json::json!({"format": "ssh", "key": alice.fingerprint,
+                           "principal": "alice@example.com", "object": "commit"}),
+        "{pdf}"
+    );
+    server.stop().await;
 }
 
 #[test]
