@@ -608,13 +608,41 @@ fn update_refuses_a_new_signer_unless_told_the_publisher_changed_keys() {
 
     expect(&fixture, &["update", "--yes", "--allow-signer-change"], 0);
     let lock = lock_text(&fixture).unwrap();
-    assert!(
-        lock.contains(&format!(
-            "key = \"{}\", principal = \"bob@example.com\"",
-            bob.fingerprint
-        )),
-        "{lock}"
+    let bob_signed = format!(
+        "key = \"{}\", principal = \"bob@example.com\"",
+        bob.fingerprint
     );
+    assert!(lock.contains(&bob_signed), "{lock}");
+
+    // `sync` checks the signer the lock records too: a lock that says
+    // alice signed what bob signed installs nothing.
+    let alice_signed = format!(
+        "key = \"{}\", principal = \"alice@example.com\"",
+        alice.fingerprint
+    );
+    std::fs::write(
+        fixture.path("config/skillserve/sources.lock"),
+        lock.replace(&bob_signed, &alice_signed),
+    )
+    .unwrap();
+    let digest = crate::sources::locked_digest(&fixture, "pdf");
+    let entry = crate::sources::store(&fixture).join(&digest["sha256:".len()..]);
+    Command::new("chmod")
+        .args(["-R", "u+w"])
+        .arg(&entry)
+        .status()
+        .unwrap();
+    std::fs::remove_dir_all(&entry).unwrap();
+    let out = expect(&fixture, &["sync"], 1);
+    assert!(
+        out.stdout.contains(&format!(
+            "): refused skill 'pdf': the lock records alice@example.com ({}) as its signer, but what {url} serves now is signed by bob@example.com ({})\n",
+            alice.fingerprint, bob.fingerprint
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(!entry.exists());
 }
 
 #[test]

@@ -295,9 +295,13 @@ pub fn write_sources(
     store: &Path,
 ) -> io::Result<()> {
     if lock.sources.is_empty() {
+        let project = match crate::lock::Scope::of(lock_path) {
+            crate::lock::Scope::User => "",
+            crate::lock::Scope::Project => " --project",
+        };
         writeln!(
             out,
-            "No sources are installed in {}; add one with `skillserve add owner/repo`.",
+            "No sources are installed in {}; add one with `skillserve add{project} owner/repo`.",
             lock_path.display()
         )?;
         return Ok(());
