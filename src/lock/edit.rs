@@ -1,9 +1,16 @@
 //! Writing `sources.lock` (behaviour.md, "Sources"): read through
 //! [`parse`](super::parse) (one reader, with lines in its errors), edited
 //! with `toml_edit` so that comments and layout the user added are kept,
-//! and replaced atomically (`disk::write_atomic`). If the file changed on
-//! disk since it was read (another `add` at the same moment), nothing is
-//! written and the command asks to be run again.
+//! and replaced atomically (`disk::write_atomic`).
+//!
+//! A [`LockFile`] holds the lock of the file's editors
+//! (`disk::lock_editors`) from before it reads the file until it is
+//! dropped: every command that changes installed skills (`add`, `update`,
+//! `remove`, `auto_update`, the skills app's actions) reads, writes the
+//! store, saves and prunes the store while holding it, so two of them take
+//! turns, and neither removes store entries the other just wrote nor writes
+//! over the other's source. A file changed by anything else meanwhile (a
+//! person's editor) is not overwritten: the command asks to be run again.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -38,7 +45,7 @@ pub enum SaveError {
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(
-        "{} changed while this command ran (another skillserve?); nothing was written: run the command again",
+        "{} was changed by another program while this command ran; nothing was written: run the command again",
         path.display()
     )]
     Changed { path: PathBuf },
@@ -46,9 +53,12 @@ pub enum SaveError {
     Write { path: PathBuf, source: io::Error },
 }
 
-/// The lock as read, ready to be edited and saved.
+/// The lock as read, ready to be edited and saved; its editors' lock held
+/// until it is dropped.
 pub struct LockFile {
     path: PathBuf,
+    /// Held from before the read: see the module's comment.
+    _editing: disk::EditLock,
     /// The text read (`None`: there was no file), to notice a change
     /// before writing.
     read_as: Option<String>,
@@ -58,8 +68,14 @@ pub struct LockFile {
 }
 
 impl LockFile {
-    /// Reads the lock at `path` (an empty one when there is none).
-    pub fn open(path: &Path) -> Result<LockFile, LockError> {
+    /// Waits for the lock of the file's editors, then reads the lock at
+    /// `path` (an empty one when there is none). Keep the `LockFile` until
+    /// the edit is done, store included; drop it soon after.
+    pub fn open(path: &Path) -> Result<LockFile, SaveError> {
+        let editing = disk::lock_editors(path).map_err(|source| SaveError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let read_as = read(path)?;
         let (document, lock) = match &read_as {
             None => {
@@ -88,6 +104,7 @@ impl LockFile {
         };
         Ok(LockFile {
             path: path.to_path_buf(),
+            _editing: editing,
             read_as,
             document,
             lock,
@@ -133,15 +150,13 @@ impl LockFile {
     }
 
     /// Writes the lock atomically, unless the file changed since it was
-    /// read. The editors' lock is held from the check to the rename, so
-    /// that of two commands that read the same lock, one writes and the
-    /// other is told to run again.
+    /// read (not by skillserve, which waits for the editors' lock this
+    /// holds).
     pub fn save(&self) -> Result<(), SaveError> {
         let io = |source| SaveError::Write {
             path: self.path.clone(),
             source,
         };
-        let _editing = disk::lock_editors(&self.path).map_err(io)?;
         if read(&self.path)? != self.read_as {
             return Err(SaveError::Changed {
                 path: self.path.clone(),
@@ -337,6 +352,8 @@ mod tests {
         lock.set_source(&source("a", 'a'));
         lock.set_source(&source("b", 'b'));
         lock.save().unwrap();
+        // The editors' lock goes with it (another open would wait for it).
+        drop(lock);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with("# Skills installed with `skillserve add`"),
@@ -351,6 +368,7 @@ mod tests {
         updated.skills[0].digest = DIGEST.replace('1', "2");
         lock.set_source(&updated);
         lock.save().unwrap();
+        drop(lock);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("# my team's skills\n[sources.a]"), "{text}");
         let (a, b) = text.split_at(text.find("[sources.b]").unwrap());
@@ -371,7 +389,7 @@ mod tests {
             lock.save()
                 .unwrap_err()
                 .to_string()
-                .contains("changed while")
+                .contains("was changed by another program")
         );
     }
 }

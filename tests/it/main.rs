@@ -39,6 +39,7 @@ mod server;
 mod settings;
 mod signatures;
 mod sources;
+mod sources_edges;
 mod standards;
 mod sync;
 mod trust;

@@ -817,7 +817,7 @@ async fn publish_then_add_from_a_static_host_round_trips_the_digests() {
 }
 
 /// A `.tar.gz` whose one entry is built by `entry`.
-fn tar_gz(entry: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
+pub(crate) fn tar_gz(entry: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
     let mut builder = tar::Builder::new(Vec::new());
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
@@ -835,7 +835,7 @@ fn tar_gz(entry: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
 
 /// Publishes `artifact` as the archive of skill `x` in an index under
 /// `site/`, with `digest` (its real one when `None`).
-fn index_with(fixture: &Fixture, artifact: &[u8], digest: Option<&str>) {
+pub(crate) fn index_with(fixture: &Fixture, artifact: &[u8], digest: Option<&str>) {
     let real = sha256_digest(artifact);
     let index = serde_json::json!({
         "$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
