@@ -142,35 +142,75 @@ fn unpack_tar_gz(bytes: &[u8], dest: &Path, bound: Bound) -> Result<(), ArchiveE
             writer.file(&raw, size, &mut entry, executable)?;
         } else {
             let what = if kind.is_symlink() || kind.is_hard_link() {
-                "a link"
+                Refused::Link
             } else if kind.is_character_special() || kind.is_block_special() {
-                "a device"
+                Refused::Device
             } else if kind.is_fifo() {
-                "a FIFO"
+                Refused::Fifo
             } else {
-                "an entry of an unknown kind"
+                Refused::Unknown
             };
-            return Err(ArchiveError::Entry(format!(
-                "{what} (`{}`)",
-                String::from_utf8_lossy(&raw)
-            )));
+            return Err(what.entry(&raw));
         }
     }
     Ok(())
 }
 
+/// An entry that is neither a file nor a folder, in either format.
+#[derive(Clone, Copy)]
+enum Refused {
+    Link,
+    Device,
+    Fifo,
+    Unknown,
+}
+
+impl Refused {
+    /// The refusal of the entry at `raw`: the same words for a tar and a
+    /// zip archive.
+    fn entry(self, raw: &[u8]) -> ArchiveError {
+        let what = match self {
+            Refused::Link => "a link",
+            Refused::Device => "a device",
+            Refused::Fifo => "a FIFO",
+            Refused::Unknown => "an entry of an unknown kind",
+        };
+        ArchiveError::Entry(format!("{what} (`{}`)", String::from_utf8_lossy(raw)))
+    }
+
+    /// What a zip entry's Unix mode says it is, when not a file or a
+    /// folder. Archives made elsewhere carry no type bits (`None`).
+    fn of_mode(mode: Option<u32>) -> Option<Refused> {
+        match mode? & 0o170_000 {
+            0 | 0o100_000 | 0o040_000 => None,
+            0o120_000 => Some(Refused::Link),
+            0o020_000 | 0o060_000 => Some(Refused::Device),
+            0o010_000 => Some(Refused::Fifo),
+            _ => Some(Refused::Unknown),
+        }
+    }
+}
+
 fn unpack_zip(bytes: &[u8], dest: &Path, bound: Bound) -> Result<(), ArchiveError> {
     let bad = |e: zip::result::ZipError| ArchiveError::Damaged(e.to_string());
     let mut archive = zip::ZipArchive::new(io::Cursor::new(bytes)).map_err(bad)?;
+    // The zip crate keeps one entry per name (the last): a name given
+    // twice is found in the central directory itself.
+    let start = usize::try_from(archive.central_directory_start()).unwrap_or(usize::MAX);
+    if let Some(twice) = name_given_twice(bytes.get(start..).unwrap_or_default()) {
+        return Err(ArchiveError::Duplicate(
+            String::from_utf8_lossy(twice).into_owned(),
+        ));
+    }
     let mut writer = Writer::new(dest, bound);
     for index in 0..archive.len() {
         let mut file = archive.by_index(index).map_err(bad)?;
         let raw = file.name_raw().to_vec();
         if file.is_symlink() {
-            return Err(ArchiveError::Entry(format!(
-                "a link (`{}`)",
-                String::from_utf8_lossy(&raw)
-            )));
+            return Err(Refused::Link.entry(&raw));
+        }
+        if let Some(refused) = Refused::of_mode(file.unix_mode()) {
+            return Err(refused.entry(&raw));
         }
         if file.is_dir() {
             writer.folder(&raw)?;
@@ -181,6 +221,26 @@ fn unpack_zip(bytes: &[u8], dest: &Path, bound: Bound) -> Result<(), ArchiveErro
         }
     }
     Ok(())
+}
+
+/// The first name that two records of a zip's central directory (which
+/// starts `directory`) give, byte for byte. Each record is the signature
+/// `PK\x01\x02`, 46 bytes, then its name, extra field and comment, whose
+/// lengths are at offsets 28, 30 and 32; the records end at the first
+/// other signature.
+fn name_given_twice(directory: &[u8]) -> Option<&[u8]> {
+    let field = |at: usize| usize::from(u16::from_le_bytes([directory[at], directory[at + 1]]));
+    let mut seen = std::collections::HashSet::new();
+    let mut at = 0;
+    while directory.len() >= at + 46 && directory[at..].starts_with(b"PK\x01\x02") {
+        let (name, extra, comment) = (field(at + 28), field(at + 30), field(at + 32));
+        let name = directory.get(at + 46..at + 46 + name)?;
+        if !seen.insert(name) {
+            return Some(name);
+        }
+        at += 46 + name.len() + extra + comment;
+    }
+    None
 }
 
 fn is_executable(mode: Option<u32>) -> bool {
@@ -507,5 +567,68 @@ mod tests {
             unpack(b"plain text", dir.path()),
             Err(ArchiveError::UnknownFormat)
         ));
+    }
+
+    /// A zip of `names` (each holding its name), its central directory
+    /// then changed by `patch` (a record's offset in the bytes, its name).
+    fn zip_of(names: &[&str], patch: impl Fn(&mut Vec<u8>, usize, &str)) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
+        for name in names {
+            zip.start_file(*name, options).unwrap();
+            zip.write_all(name.as_bytes()).unwrap();
+        }
+        let mut bytes = zip.finish().unwrap().into_inner();
+        let mut at = 0;
+        while let Some(found) = bytes[at..].windows(4).position(|w| w == b"PK\x01\x02") {
+            at += found;
+            let len = usize::from(u16::from_le_bytes([bytes[at + 28], bytes[at + 29]]));
+            let name = String::from_utf8(bytes[at + 46..at + 46 + len].to_vec()).unwrap();
+            patch(&mut bytes, at, &name);
+            at += 46;
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_zip_naming_a_path_twice_is_refused_as_a_tar_is() {
+        // `SKILL.mX` renamed `SKILL.md` in both headers: the zip crate
+        // would keep the second copy.
+        let mut bytes = zip_of(&["SKILL.md", "SKILL.mX"], |_, _, _| {});
+        let local = bytes.windows(8).position(|w| w == b"SKILL.mX").unwrap();
+        bytes[local + 7] = b'd';
+        let central = bytes.windows(8).rposition(|w| w == b"SKILL.mX").unwrap();
+        bytes[central + 7] = b'd';
+        let dir = tempfile::tempdir().unwrap();
+        let err = unpack(&bytes, dir.path()).unwrap_err();
+        assert_eq!(err.to_string(), "it holds `SKILL.md` twice");
+        assert!(!dir.path().join("SKILL.md").exists());
+    }
+
+    #[test]
+    fn zip_fifos_and_devices_are_refused_with_the_tar_readers_words() {
+        for (mode, words) in [
+            (0o010_644, "a FIFO (`pipe`)"),
+            (0o020_644, "a device (`pipe`)"),
+            (0o060_644, "a device (`pipe`)"),
+            (0o140_644, "an entry of an unknown kind (`pipe`)"),
+        ] {
+            let bytes = zip_of(&["SKILL.md", "pipe"], |bytes, at, name| {
+                if name == "pipe" {
+                    let attributes: u32 = mode << 16;
+                    bytes[at + 38..at + 42].copy_from_slice(&attributes.to_le_bytes());
+                }
+            });
+            let dir = tempfile::tempdir().unwrap();
+            let err = unpack(&bytes, dir.path()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "it holds {words}, which is refused (only files and folders may be unpacked)"
+                ),
+                "{mode:o}"
+            );
+            assert!(!dir.path().join("pipe").exists(), "{mode:o}");
+        }
     }
 }

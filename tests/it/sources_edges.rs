@@ -1,11 +1,14 @@
 //! Sources at their edges (behaviour.md, "Sources"), through the real
-//! binary: commands run at the same moment.
+//! binary: commands run at the same moment, and archives made to mislead.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
 use crate::common::Fixture;
-use crate::sources::{expect, git, lock_text, skill_md, sources_env};
+use crate::sources::{
+    StaticHost, expect, git, index_with, lock_text, nothing_written, skill_md, sources_env, tar_gz,
+};
 
 /// The flags that leave only installed skills in `list` and `check`.
 const BARE: [&str; 3] = ["--no-project", "--no-user", "--no-plugins"];
@@ -98,4 +101,106 @@ fn adds_run_at_the_same_moment_all_install_and_every_skill_is_served() {
     assert_eq!(served(&fixture), expected);
     let out = expect(&fixture, &[&["check"][..], &BARE].concat(), 0);
     assert!(!out.stdout.contains("store-"), "{}", out.stdout);
+}
+
+/// A zip holding `SKILL.md` and the files `extra` (name, bytes), its
+/// central directory records then changed by `patch` (the bytes, a
+/// record's offset, its name).
+fn zip_of(extra: &[(&str, &[u8])], patch: impl Fn(&mut Vec<u8>, usize, &str)) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
+    zip.start_file("SKILL.md", options).unwrap();
+    zip.write_all(b"---\nname: x\ndescription: d\n---\nbody\n")
+        .unwrap();
+    for (name, bytes) in extra {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    let mut bytes = zip.finish().unwrap().into_inner();
+    let mut at = 0;
+    while let Some(found) = bytes[at..].windows(4).position(|w| w == b"PK\x01\x02") {
+        at += found;
+        let len = usize::from(u16::from_le_bytes([bytes[at + 28], bytes[at + 29]]));
+        let name = String::from_utf8(bytes[at + 46..at + 46 + len].to_vec()).unwrap();
+        patch(&mut bytes, at, &name);
+        at += 46;
+    }
+    bytes
+}
+
+#[test]
+fn a_zip_naming_a_path_twice_or_holding_a_fifo_or_device_is_refused_as_a_tar_is() {
+    let fixture = Fixture::empty();
+    let host = StaticHost::start(fixture.path("site"));
+    let artifact = format!("{}/.well-known/agent-skills/x.tar.gz", host.url());
+    let refused = |what: &str| {
+        format!(
+            "skillserve: {artifact}: the archive of skill 'x' is refused: it holds {what}, which is refused (only files and folders may be unpacked)\n"
+        )
+    };
+
+    // The second `SKILL.md` (first written as `SKILL.mX`, then renamed in
+    // both of its headers) is what the zip crate alone would install.
+    let mut twice = zip_of(
+        &[(
+            "SKILL.mX",
+            b"---\nname: x\ndescription: the second copy\n---\n",
+        )],
+        |_, _, _| {},
+    );
+    for at in [
+        twice.windows(8).position(|w| w == b"SKILL.mX").unwrap(),
+        twice.windows(8).rposition(|w| w == b"SKILL.mX").unwrap(),
+    ] {
+        twice[at + 7] = b'd';
+    }
+    index_with(&fixture, &twice, None);
+    let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "skillserve: {artifact}: the archive of skill 'x' is refused: it holds `SKILL.md` twice\n"
+        )
+    );
+    nothing_written(&fixture);
+    // The tar reader's words for the same archive as a .tar.gz.
+    let tar_twice = tar_gz(|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(1);
+        h.set_mode(0o644);
+        b.append_data(&mut h, "SKILL.md", &b"x"[..]).unwrap();
+    });
+    index_with(&fixture, &tar_twice, None);
+    assert_eq!(
+        expect(&fixture, &["add", &host.url(), "--yes"], 1).stderr,
+        out.stderr
+    );
+
+    for (mode, what) in [
+        (0o010_644, "a FIFO (`pipe`)"),
+        (0o020_644, "a device (`pipe`)"),
+        (0o060_644, "a device (`pipe`)"),
+    ] {
+        let special = zip_of(&[("pipe", b"")], |bytes, at, name| {
+            if name == "pipe" {
+                let attributes: u32 = mode << 16;
+                bytes[at + 38..at + 42].copy_from_slice(&attributes.to_le_bytes());
+            }
+        });
+        index_with(&fixture, &special, None);
+        let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+        assert_eq!(out.stderr, refused(what), "{mode:o}");
+        nothing_written(&fixture);
+    }
+    // And the tar reader's FIFO, for the same words.
+    let fifo = tar_gz(|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Fifo);
+        h.set_size(0);
+        b.append_data(&mut h, "pipe", &[][..]).unwrap();
+    });
+    index_with(&fixture, &fifo, None);
+    let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+    assert_eq!(out.stderr, refused("a FIFO (`pipe`)"));
 }
