@@ -42,6 +42,7 @@ use crate::config::{Env, Settings, SignatureSettings, Vars};
 use crate::installed::{self, Paths, Record};
 use crate::lock::{self, Lock, LockError, LockFile, Locked, SaveError, Scope, SourceKind, Trust};
 use crate::program::SearchEnv;
+use crate::text;
 
 pub use add::{AddOptions, Installed, Plan, install, plan};
 pub use changes::{Change, Hunk, Line, Row, RowKind, SideBySide, Status, TextChange, short};
@@ -58,78 +59,143 @@ pub use update::{
 
 /// Why a sources command stopped. Each says what went wrong, where, and
 /// what to do, on one line; nothing was changed.
-#[derive(Debug, thiserror::Error)]
+///
+/// Much of it comes from the source: git's messages (which quote the
+/// repository's folder names), an archive's entry paths, an index's names,
+/// URLs, digests and `$schema`. So the text is escaped whole
+/// ([`text::printable`]): whoever shows an error (the command line, a
+/// server's log, the skills app) shows no control character a source put
+/// there, and an escape sequence cannot forge a line.
+#[derive(Debug)]
 pub enum SourceError {
-    #[error("{0}; fix the file by hand (or restore it from a backup); nothing was changed")]
-    Lock(#[from] LockError),
-    #[error(
-        "cannot find your config and data folders (HOME is not set): set HOME, or XDG_CONFIG_HOME and XDG_DATA_HOME"
-    )]
+    Lock(LockError),
     NoFolders,
-    #[error(
-        "cannot tell what `{0}` is: give owner/repo (GitHub), a git URL, the path of a local git checkout, or https://host for a published index"
-    )]
     UnknownSource(String),
-    #[error(
-        "the `git` program was not found: install git (https://git-scm.com/downloads) and make sure it is on PATH"
-    )]
     GitMissing,
-    #[error("git could not fetch {url}: {message}{hint}")]
     Git {
         url: String,
         message: String,
         hint: String,
     },
-    #[error("could not fetch {url}: {message}")]
-    Http { url: String, message: String },
-    #[error("{url}: {problem}")]
-    Index { url: String, problem: String },
-    #[error("{}", no_skills(url, subdir.as_deref(), skipped))]
+    Http {
+        url: String,
+        message: String,
+    },
+    Index {
+        url: String,
+        problem: String,
+    },
     NoSkills {
         url: String,
         subdir: Option<String>,
         skipped: Vec<String>,
     },
-    #[error(
-        "{url} has no skill named {}; it has: {}",
-        quoted(unknown),
-        if available.is_empty() { "none".to_owned() } else { available.join(", ") }
-    )]
     UnknownSkills {
         url: String,
         unknown: Vec<String>,
         available: Vec<String>,
     },
-    #[error("{subject}: {problem}; {hint}")]
     Signature {
         subject: String,
         problem: String,
         hint: String,
     },
-    #[error(
-        "the new version of source '{id}' {now}, but {recorded} signed what is installed; nothing was changed: if its publisher changed keys, run `skillserve update {id} --allow-signer-change`"
-    )]
     SignerChanged {
         id: String,
         recorded: String,
         now: String,
     },
-    #[error("{0}")]
     Usage(String),
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("nothing was {done}: {why}")]
-    NotConfirmed { done: &'static str, why: String },
-    #[error(
-        "nothing was {done}: {} {} error-level security findings (shown above); review them, then run again with --allow-risky to install anyway, or leave {} out with --skill",
-        quoted(skills),
-        if skills.len() == 1 { "has" } else { "have" },
-        if skills.len() == 1 { "it" } else { "them" }
-    )]
+    Io {
+        path: PathBuf,
+        source: io::Error,
+    },
+    NotConfirmed {
+        done: &'static str,
+        why: String,
+    },
     Risky {
         done: &'static str,
         skills: Vec<String>,
     },
+}
+
+impl SourceError {
+    /// The text, before it is escaped.
+    fn words(&self) -> String {
+        match self {
+            SourceError::Lock(err) => format!(
+                "{err}; fix the file by hand (or restore it from a backup); nothing was changed"
+            ),
+            SourceError::NoFolders => "cannot find your config and data folders (HOME is not set): set HOME, or XDG_CONFIG_HOME and XDG_DATA_HOME".into(),
+            SourceError::UnknownSource(source) => format!(
+                "cannot tell what `{source}` is: give owner/repo (GitHub), a git URL, the path of a local git checkout, or https://host for a published index"
+            ),
+            SourceError::GitMissing => "the `git` program was not found: install git (https://git-scm.com/downloads) and make sure it is on PATH".into(),
+            SourceError::Git { url, message, hint } => {
+                format!("git could not fetch {url}: {message}{hint}")
+            }
+            SourceError::Http { url, message } => format!("could not fetch {url}: {message}"),
+            SourceError::Index { url, problem } => format!("{url}: {problem}"),
+            SourceError::NoSkills {
+                url,
+                subdir,
+                skipped,
+            } => no_skills(url, subdir.as_deref(), skipped),
+            SourceError::UnknownSkills {
+                url,
+                unknown,
+                available,
+            } => format!(
+                "{url} has no skill named {}; it has: {}",
+                quoted(unknown),
+                if available.is_empty() {
+                    "none".to_owned()
+                } else {
+                    available.join(", ")
+                }
+            ),
+            SourceError::Signature {
+                subject,
+                problem,
+                hint,
+            } => format!("{subject}: {problem}; {hint}"),
+            SourceError::SignerChanged { id, recorded, now } => format!(
+                "the new version of source '{id}' {now}, but {recorded} signed what is installed; nothing was changed: if its publisher changed keys, run `skillserve update {id} --allow-signer-change`"
+            ),
+            SourceError::Usage(text) => text.clone(),
+            SourceError::Io { path, source } => format!("{}: {source}", path.display()),
+            SourceError::NotConfirmed { done, why } => format!("nothing was {done}: {why}"),
+            SourceError::Risky { done, skills } => format!(
+                "nothing was {done}: {} {} error-level security findings (shown above); review them, then run again with --allow-risky to install anyway, or leave {} out with --skill",
+                quoted(skills),
+                if skills.len() == 1 { "has" } else { "have" },
+                if skills.len() == 1 { "it" } else { "them" }
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&text::printable(&self.words()))
+    }
+}
+
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SourceError::Lock(err) => Some(err),
+            SourceError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<LockError> for SourceError {
+    fn from(err: LockError) -> SourceError {
+        SourceError::Lock(err)
+    }
 }
 
 impl From<SaveError> for SourceError {

@@ -1,11 +1,12 @@
 //! Sources at their edges (behaviour.md, "Sources"), through the real
-//! binary: commands run at the same moment, and archives made to mislead.
+//! binary: commands run at the same moment, archives and indexes made to
+//! mislead, and text made to drive a terminal.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::common::Fixture;
+use crate::common::{Fixture, sha256_digest};
 use crate::sources::{
     StaticHost, expect, git, index_with, lock_text, nothing_written, skill_md, sources_env, tar_gz,
 };
@@ -203,4 +204,107 @@ fn a_zip_naming_a_path_twice_or_holding_a_fifo_or_device_is_refused_as_a_tar_is(
     index_with(&fixture, &fifo, None);
     let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
     assert_eq!(out.stderr, refused("a FIFO (`pipe`)"));
+}
+
+/// What an escape sequence that paints a forged line green looks like
+/// once escaped.
+const FORGED: &str = "\x1b[2K\r\x1b[32mInstalled 3 skills\x1b[0m";
+const FORGED_SHOWN: &str = "\\u{1b}[2K\\r\\u{1b}[32mInstalled 3 skills\\u{1b}[0m";
+
+/// Writes `index` (a JSON value) as the index of `site/`.
+fn publish_index(fixture: &Fixture, index: &serde_json::Value) {
+    fixture.write(
+        "site/.well-known/agent-skills/index.json",
+        &index.to_string(),
+    );
+}
+
+#[test]
+fn text_from_a_source_reaches_the_terminal_escaped_on_every_failure_line() {
+    let fixture = Fixture::empty();
+    let host = StaticHost::start(fixture.path("site"));
+    let index_url = format!("{}/.well-known/agent-skills/index.json", host.url());
+    let schema = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+    let digest = sha256_digest(b"x");
+    let entry = |name: &str, url: &str, digest: &str| {
+        serde_json::json!({"name": name, "type": "skill-md", "description": "d",
+                           "url": url, "digest": digest})
+    };
+    let cases = [
+        (
+            "$schema",
+            serde_json::json!({"$schema": FORGED, "skills": []}),
+            format!("`$schema` is {FORGED_SHOWN}; this skillserve reads {schema}"),
+        ),
+        (
+            "name",
+            serde_json::json!({"$schema": schema, "skills": [entry(FORGED, "x", &digest)]}),
+            format!("skills[0] has the name `{FORGED_SHOWN}`, which is not a skill's name"),
+        ),
+        (
+            "digest",
+            serde_json::json!({"$schema": schema, "skills": [entry("x", "x", FORGED)]}),
+            format!(
+                "skills[0] ('x') has the digest `{FORGED_SHOWN}`; expected `sha256:` and 64 lowercase hex digits"
+            ),
+        ),
+    ];
+    for (what, index, problem) in cases {
+        publish_index(&fixture, &index);
+        let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+        assert_eq!(
+            out.stderr,
+            format!("skillserve: {index_url}: {problem}\n"),
+            "{what}"
+        );
+    }
+    // A URL leading nowhere: the download's failure names it, escaped.
+    publish_index(
+        &fixture,
+        &serde_json::json!({"$schema": schema, "skills": [entry("x", &format!("missing/{FORGED}"), &digest)]}),
+    );
+    let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "skillserve: could not fetch {}/.well-known/agent-skills/missing/{FORGED_SHOWN}: http: invalid uri character\n",
+            host.url()
+        )
+    );
+    // An archive's entry path.
+    let archive = tar_gz(|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(1);
+        let name = format!("a{FORGED}");
+        h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_cksum();
+        b.append(&h, &b"x"[..]).unwrap();
+    });
+    index_with(&fixture, &archive, None);
+    let out = expect(&fixture, &["add", &host.url(), "--yes"], 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "skillserve: {}/.well-known/agent-skills/x.tar.gz: the archive of skill 'x' is refused: it holds the path `a{FORGED_SHOWN}`, which is absolute, climbs out with `..`, or is not plain UTF-8\n",
+            host.url()
+        )
+    );
+    // A git repository's folder name, in the list of what could not be used.
+    let url = repository(
+        &fixture,
+        "upstream",
+        &[(format!("{FORGED}/SKILL.md"), skill_md("x", "d", "# Body"))],
+    );
+    let out = expect(&fixture, &["add", &url, "--yes"], 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "skillserve: no skills found in {url}: a skill is a folder with a SKILL.md (up to four levels down, or listed in .claude-plugin/marketplace.json); folders that could not be used: {FORGED_SHOWN}: error[path-unusable]: the skill's path holds a control character (a line break, say), so the skill is skipped\n"
+        )
+    );
+    for out in [&out.stdout, &out.stderr] {
+        assert!(!out.contains('\x1b'), "{out:?}");
+    }
+    nothing_written(&fixture);
 }

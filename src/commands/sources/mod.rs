@@ -14,7 +14,7 @@ use super::Console;
 use crate::config::{Env, Settings};
 use crate::exit_codes::ExitCode;
 use crate::sources::{self, AddOptions, Context, SourceError, UpdateOptions, short};
-use crate::text::plural;
+use crate::text::{plural, printable};
 
 /// Which lock a command reads and changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub fn add(
                 "Installed {} skill{} from {} as source '{id}'. `skillserve update{project} {id}` fetches them again; `skillserve remove{project} {id}` removes them.",
                 installed.skills.len(),
                 plural(installed.skills.len()),
-                installed.source,
+                printable(&installed.source),
                 id = installed.id,
             )
             .map_err(output)?;
@@ -233,13 +233,13 @@ pub fn remove(
             writeln!(
                 out,
                 "Source '{id}' ({}) and its {} skill{}: {}",
-                source.url,
+                printable(&source.url),
                 names.len(),
                 plural(names.len()),
                 if names.is_empty() {
                     "none".to_owned()
                 } else {
-                    names.join(", ")
+                    printable(&names.join(", ")).into_owned()
                 }
             )
             .map_err(output)?;

@@ -31,21 +31,22 @@ pub fn write_plan(out: &mut dyn Write, plan: &Plan) -> io::Result<()> {
             let reference = request.reference.as_deref().unwrap_or("the default branch");
             writeln!(
                 out,
-                "Source: {} ({reference}, commit {})",
-                location.url,
+                "Source: {} ({}, commit {})",
+                printable(&location.url),
+                printable(reference),
                 short(&fetched.version)
             )?;
         }
         SourceKind::Index => writeln!(
             out,
             "Source: {} (index {})",
-            location.url,
+            printable(&location.url),
             short(&fetched.version)
         )?,
     }
     write_signature(out, &fetched.signature)?;
     if let Some(subdir) = &request.subdir {
-        writeln!(out, "Looking in: {subdir}")?;
+        writeln!(out, "Looking in: {}", printable(subdir))?;
     }
     let candidates = plan.candidates();
     writeln!(
@@ -314,7 +315,9 @@ pub fn write_sources(
                 s.id.clone(),
                 s.kind.to_string(),
                 printable(&s.url).into_owned(),
-                s.reference.clone().unwrap_or_else(|| "-".into()),
+                s.reference
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |r| printable(r).into_owned()),
                 short(&s.version).to_owned(),
                 s.skills.len().to_string(),
                 s.signer.as_ref().map_or_else(
