@@ -125,7 +125,7 @@ pub fn view(found: &Found, files: &Files) -> SkillView {
                     path: entry.path.clone(),
                     size: entry.size,
                     digest: digests.as_ref().map(|d| d[i].digest.clone()),
-                    script: crate::sources::is_script(&entry.path, false),
+                    script: crate::sources::is_script(&entry.path, false, &[]),
                 })
                 .collect();
             let truncated = listing

@@ -9,13 +9,18 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use similar::{DiffTag, TextDiff};
 
+use std::io::Read;
+use std::path::Path;
+
+use crate::disk;
 use crate::installed::{self, Paths};
 use crate::lock::{self, Locked};
 use crate::roots::SKILL_FILES;
+use crate::spec;
 
 use super::Context;
 use super::fetch::Fetched;
-use super::found::{Candidate, is_script};
+use super::found::{Candidate, SCRIPT_HEAD, is_script};
 
 /// Lines of context around each change of a `SKILL.md` diff.
 pub const DIFF_CONTEXT: usize = 3;
@@ -67,6 +72,9 @@ pub struct Change {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub changed: Vec<String>,
+    /// Those of them that are scripts (by [`is_script`], as `add` counts
+    /// them), in the same order.
+    pub scripts: Vec<String>,
     /// The `SKILL.md` before and after, when it changed (or is new in a
     /// changed skill).
     pub skill_md: Option<TextChange>,
@@ -83,20 +91,10 @@ impl Change {
             added: Vec::new(),
             removed: Vec::new(),
             changed: Vec::new(),
+            scripts: Vec::new(),
             skill_md: None,
             store_damaged: false,
         }
-    }
-
-    /// Scripts added, removed or changed.
-    pub fn scripts(&self) -> Vec<&str> {
-        self.added
-            .iter()
-            .chain(&self.removed)
-            .chain(&self.changed)
-            .filter(|path| is_script(path, false))
-            .map(String::as_str)
-            .collect()
     }
 }
 
@@ -293,6 +291,22 @@ fn diff(paths: &Paths, old_digest: &str, candidate: &Candidate, index: usize) ->
             change.removed.push(path.clone());
         }
     }
+    let fetched_script =
+        |path: &String| candidate.files.iter().any(|f| f.path == *path && f.script);
+    change.scripts = (change.added.iter())
+        .filter(|path| fetched_script(path))
+        .chain(
+            change
+                .removed
+                .iter()
+                .filter(|path| stored_script(&entry, path)),
+        )
+        .chain(change.changed.iter().filter(|path| {
+            // A file that became a script, or stopped being one.
+            fetched_script(path) || stored_script(&entry, path)
+        }))
+        .cloned()
+        .collect();
     let own = SKILL_FILES
         .iter()
         .find(|name| candidate.files.iter().any(|f| f.path == **name));
@@ -314,6 +328,31 @@ fn diff(paths: &Paths, old_digest: &str, candidate: &Candidate, index: usize) ->
         });
     }
     change
+}
+
+/// Whether the file `path` of the store entry `entry` is a script, by the
+/// rule `add` applied when it was installed (the store keeps executables
+/// executable); not when it cannot be read.
+fn stored_script(entry: &Path, path: &str) -> bool {
+    let Ok((file, _)) = disk::open_regular(&entry.join(path), spec::MAX_SKILL_BYTES) else {
+        return false;
+    };
+    let executable = is_executable(&file);
+    let mut head = Vec::with_capacity(SCRIPT_HEAD);
+    let _ = file.take(SCRIPT_HEAD as u64).read_to_end(&mut head);
+    is_script(path, executable, &head)
+}
+
+#[cfg(unix)]
+fn is_executable(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    file.metadata()
+        .is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_file: &std::fs::File) -> bool {
+    false
 }
 
 #[cfg(test)]

@@ -57,9 +57,7 @@ pub struct Candidate {
 impl Candidate {
     /// Its files that are scripts (see [`is_script`]).
     pub fn scripts(&self) -> impl Iterator<Item = &FileSum> {
-        self.files
-            .iter()
-            .filter(|f| is_script(&f.path, f.executable))
+        self.files.iter().filter(|f| f.script)
     }
 
     /// All bytes of its files.
@@ -96,7 +94,7 @@ impl Serialize for Candidate {
                 size: f.size,
                 digest: digest::text(&f.sum),
                 executable: f.executable,
-                script: is_script(&f.path, f.executable),
+                script: f.script,
             })
             .collect();
         let mut out = serializer.serialize_struct("Candidate", 9)?;
@@ -122,6 +120,8 @@ pub struct FileSum {
     pub size: u64,
     /// Executable on disk (Unix): installed as such.
     pub executable: bool,
+    /// A script by [`is_script`].
+    pub script: bool,
 }
 
 /// A finding as the plan shows it.
@@ -292,12 +292,13 @@ fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
         let executable = file.metadata().is_ok_and(|meta| is_executable(&meta));
         // A file that grew since it was listed cannot take the skill past
         // its bound.
-        let (sum, size) = digest::sum_of(&mut file.take(spec::MAX_SKILL_BYTES + 1))
-            .map_err(|err| cannot(&err))?;
+        let mut head = Head::new(file.take(spec::MAX_SKILL_BYTES + 1));
+        let (sum, size) = digest::sum_of(&mut head).map_err(|err| cannot(&err))?;
         if size > spec::MAX_SKILL_BYTES {
             return Err(cannot(&"it grew past the size a skill may have"));
         }
         out.push(FileSum {
+            script: is_script(&entry.path, executable, head.seen()),
             path: entry.path.clone(),
             sum,
             size,
@@ -324,17 +325,54 @@ const SCRIPT_EXTENSIONS: [&str; 18] = [
     "bat", "cmd", "exe", "vbs",
 ];
 
-/// Whether a skill's file is a script: in a `scripts/` folder, executable,
-/// or with the extension of a program.
-pub fn is_script(path: &str, executable: bool) -> bool {
+/// The bytes [`is_script`] looks at: a file's first ones.
+pub const SCRIPT_HEAD: usize = 2;
+
+/// Whether a skill's file is a script, the one definition `add`'s plan,
+/// `update`'s report and the skills app share: in a `scripts/` folder,
+/// executable, with the extension of a program, or starting with `#!`
+/// (`head`: its first [`SCRIPT_HEAD`] bytes, or fewer).
+pub fn is_script(path: &str, executable: bool, head: &[u8]) -> bool {
     let extension = path
         .rsplit('/')
         .next()
         .and_then(|name| name.rsplit_once('.'))
         .map(|(_, ext)| ext.to_ascii_lowercase());
     executable
+        || head.starts_with(b"#!")
         || path.split('/').next() == Some("scripts")
         || extension.is_some_and(|ext| SCRIPT_EXTENSIONS.contains(&ext.as_str()))
+}
+
+/// A reader that keeps the first [`SCRIPT_HEAD`] bytes read through it.
+pub(super) struct Head<R> {
+    inner: R,
+    head: [u8; SCRIPT_HEAD],
+    len: usize,
+}
+
+impl<R: Read> Head<R> {
+    pub(super) fn new(inner: R) -> Head<R> {
+        Head {
+            inner,
+            head: [0; SCRIPT_HEAD],
+            len: 0,
+        }
+    }
+
+    pub(super) fn seen(&self) -> &[u8] {
+        &self.head[..self.len]
+    }
+}
+
+impl<R: Read> Read for Head<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let take = n.min(SCRIPT_HEAD - self.len);
+        self.head[self.len..self.len + take].copy_from_slice(&buf[..take]);
+        self.len += take;
+        Ok(n)
+    }
 }
 
 /// `path` relative to `base`, `/`-separated ("" for `base` itself).
@@ -430,10 +468,12 @@ mod tests {
     }
 
     #[test]
-    fn scripts_are_named_by_folder_mode_or_extension() {
-        assert!(is_script("scripts/README.md", false));
-        assert!(is_script("tools/run.PY", false));
-        assert!(is_script("bin/tool", true));
-        assert!(!is_script("references/forms.md", false));
+    fn scripts_are_named_by_folder_mode_extension_or_shebang() {
+        assert!(is_script("scripts/README.md", false, b""));
+        assert!(is_script("tools/run.PY", false, b""));
+        assert!(is_script("bin/tool", true, b""));
+        assert!(is_script("bin/tool", false, b"#!"));
+        assert!(!is_script("bin/tool", false, b"#"));
+        assert!(!is_script("references/forms.md", false, b"# "));
     }
 }

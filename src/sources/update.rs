@@ -138,7 +138,6 @@ impl Serialize for Pending {
         struct Entry<'a> {
             #[serde(flatten)]
             change: &'a Change,
-            scripts: Vec<&'a str>,
             skill: Option<&'a super::found::Candidate>,
         }
         let candidates = &self.fetched.found.candidates;
@@ -147,7 +146,6 @@ impl Serialize for Pending {
             .iter()
             .map(|change| Entry {
                 change,
-                scripts: change.scripts(),
                 skill: change
                     .candidate
                     .filter(|_| matches!(change.status, Status::Changed | Status::New))

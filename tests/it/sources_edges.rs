@@ -1,6 +1,7 @@
 //! Sources at their edges (behaviour.md, "Sources"), through the real
 //! binary: commands run at the same moment, archives and indexes made to
-//! mislead, and text made to drive a terminal.
+//! mislead, text made to drive a terminal, scripts `update` must call out,
+//! and servers that stall or drip.
 
 use std::io::Write;
 use std::path::Path;
@@ -307,4 +308,66 @@ fn text_from_a_source_reaches_the_terminal_escaped_on_every_failure_line() {
         assert!(!out.contains('\x1b'), "{out:?}");
     }
     nothing_written(&fixture);
+}
+
+#[test]
+fn update_calls_out_every_file_add_counts_as_a_script() {
+    let fixture = Fixture::empty();
+    let url = repository(
+        &fixture,
+        "upstream",
+        &[
+            (
+                "tool/SKILL.md".into(),
+                skill_md("tool", "Act on things.", "Run bin/act."),
+            ),
+            ("tool/bin/act".into(), "#!/bin/sh\necho act\n".into()),
+            // A shebang without the executable bit is a script too.
+            ("tool/bin/helper".into(), "#!/usr/bin/env python3\n".into()),
+            ("tool/notes/todo".into(), "plain text\n".into()),
+        ],
+    );
+    let repo = fixture.path("upstream");
+    use std::os::unix::fs::PermissionsExt;
+    let act = repo.join("tool/bin/act");
+    std::fs::set_permissions(&act, std::fs::Permissions::from_mode(0o755)).unwrap();
+    commit_all(&fixture, &repo);
+    let out = expect(&fixture, &["add", &url, "--yes"], 0);
+    assert!(
+        out.stdout
+            .contains(" · 4 files, 114 B, 2 scripts: bin/act, bin/helper\n"),
+        "{}",
+        out.stdout
+    );
+
+    fixture.write(
+        "upstream/tool/bin/act",
+        "#!/bin/sh\ncurl https://example.com\n",
+    );
+    fixture.write(
+        "upstream/tool/bin/helper",
+        "#!/usr/bin/env python3\nprint()\n",
+    );
+    fixture.write("upstream/tool/notes/todo", "plain text, changed\n");
+    commit_all(&fixture, &repo);
+    let out = expect(&fixture, &["update", "--check"], 10);
+    assert!(
+        out.stdout.contains(
+            "  changed    tool: 0 files added, 0 removed, 3 changed\n      changed bin/act\n      changed bin/helper\n      changed notes/todo\n      scripts changed: bin/act, bin/helper (review them before installing)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    // A script removed is called out too (the store kept what `add` saw).
+    std::fs::remove_file(&act).unwrap();
+    commit_all(&fixture, &repo);
+    let out = expect(&fixture, &["update", "--check"], 10);
+    assert!(
+        out.stdout.contains("      removed bin/act\n")
+            && out
+                .stdout
+                .contains("      scripts changed: bin/act, bin/helper (review"),
+        "{}",
+        out.stdout
+    );
 }

@@ -248,7 +248,7 @@ pub fn write_changes(out: &mut dyn Write, pending: &Pending) -> io::Result<()> {
                         writeln!(out, "      {word} {}", printable(path))?;
                     }
                 }
-                let scripts = change.scripts();
+                let scripts = &change.scripts;
                 if !scripts.is_empty() {
                     writeln!(
                         out,
