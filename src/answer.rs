@@ -5,10 +5,12 @@
 //! prints exactly what a client receives. Rescanning on a miss, and where the search runs, are the
 //! server's business; this module does blocking I/O and nothing else.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::MAX_QUERY_CHARS;
-use crate::contents::Contents;
+use crate::contents::{self, Contents};
+use crate::digest::Sum;
 use crate::disk::ReadError;
 use crate::files::Files;
 use crate::gate::{FileError, Gate, Kind, Target};
@@ -19,6 +21,7 @@ use crate::profiles::View;
 use crate::render::{self, Base};
 use crate::resolve::{self, Resolution};
 use crate::search::MAX_MATCHES;
+use crate::security::Seen;
 use crate::skill::Skill;
 use crate::snapshot::Why;
 use crate::uri;
@@ -51,6 +54,14 @@ pub enum Answer {
     /// No served skill has the name, but a withheld one (quarantined) has:
     /// why it is not served.
     Withheld(String),
+    /// The skill is not the user's own, and the bytes a call was about to
+    /// serve are not those its screening read (a file changed since, or
+    /// the skill was not screened yet): nothing is served until the skill
+    /// at `dir` is scanned again.
+    Unscanned {
+        text: String,
+        dir: Arc<Path>,
+    },
     /// The name is too long to be looked up (behaviour.md §14): an invalid
     /// argument, reported like the other bad `name` arguments.
     Invalid(String),
@@ -76,7 +87,9 @@ impl Answer {
             | Answer::Broken(text)
             | Answer::Withheld(text)
             | Answer::Invalid(text) => text,
-            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => text,
+            Answer::NotFound { text, .. }
+            | Answer::Unreadable { text, .. }
+            | Answer::Unscanned { text, .. } => text,
         }
     }
 
@@ -98,7 +111,9 @@ impl Answer {
             | Answer::Broken(text)
             | Answer::Withheld(text)
             | Answer::Invalid(text) => vec![text],
-            Answer::NotFound { text, .. } | Answer::Unreadable { text, .. } => vec![text],
+            Answer::NotFound { text, .. }
+            | Answer::Unreadable { text, .. }
+            | Answer::Unscanned { text, .. } => vec![text],
         }
     }
 }
@@ -126,9 +141,16 @@ pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base:
         Ok(skill) => skill,
         Err(lookup) => return lookup,
     };
-    let answer = match read(skill, contents) {
-        Ok(content) => Answer::Skill {
-            text: render::loading(skill, &content, &base_directory(skill, base)),
+    let seen = view.snapshot().seen(skill);
+    let answer = match read(skill, contents, seen.is_some()) {
+        Ok(read) if !admitted(seen, skill.file_name.as_str(), read.sum.as_ref()) => {
+            // A kept text whose version looked unchanged may not be what
+            // the file holds: read again next time.
+            contents.forget(skill.place());
+            unscanned(skill, skill.file_name.as_str())
+        }
+        Ok(read) => Answer::Skill {
+            text: render::loading(skill, &read.text, &base_directory(skill, base)),
             // A folder that holds only `SKILL.md` has no files block.
             files: if skill.lone.is_some_and(|lone| lone.holds(&skill.dir)) {
                 None
@@ -244,14 +266,21 @@ pub fn lookup_file(
             Err(error) => return refused(error),
         });
     }
-    Lookup::Answer(match files.read(target) {
-        Ok(Content::Text { text, .. }) => FileAnswer::Text(render::loading_file(
+    let seen = view.snapshot().seen(skill);
+    Lookup::Answer(match files.read(target, seen.is_some()) {
+        // A description of a binary file shows none of its bytes.
+        Ok((Content::Text { .. } | Content::Image { .. }, sum))
+            if !admitted(seen, rel, sum.as_ref()) =>
+        {
+            FileAnswer::Skill(unscanned(skill, rel))
+        }
+        Ok((Content::Text { text, .. }, _)) => FileAnswer::Text(render::loading_file(
             skill,
             rel,
             &text,
             &base_directory(skill, base),
         )),
-        Ok(Content::Image { bytes, mime }) => FileAnswer::Image {
+        Ok((Content::Image { bytes, mime }, _)) => FileAnswer::Image {
             text: render::loading_image(
                 skill,
                 rel,
@@ -262,7 +291,7 @@ pub fn lookup_file(
             mime,
             bytes,
         },
-        Ok(Content::Binary { size, mime }) => {
+        Ok((Content::Binary { size, mime }, _)) => {
             FileAnswer::Text(render::binary_file(rel, mime, size))
         }
         Err(error) => return refused(error),
@@ -326,13 +355,35 @@ fn vanished<T>(skill: &Skill) -> Lookup<T> {
 
 /// The skill's text as it is now, held to the scan's rules again: the file
 /// may have been swapped (for a symlink out of the project, say) since, and
-/// it is read through the gate.
-fn read(skill: &Skill, contents: &Contents) -> Result<Arc<String>, ReadError> {
-    let text = contents.read(skill.place())?;
-    if !parse::has_frontmatter(&text) {
+/// it is read through the gate. With `sum`, the SHA-256 of its bytes too.
+fn read(skill: &Skill, contents: &Contents, sum: bool) -> Result<contents::Read, ReadError> {
+    let read = contents.read_summed(skill.place(), sum)?;
+    if !parse::has_frontmatter(&read.text) {
         return Err(ReadError::NoFrontmatter);
     }
-    Ok(text)
+    Ok(read)
+}
+
+/// Whether bytes of the file `rel` whose SHA-256 is `sum` may be served:
+/// always for the user's own skills (`seen` is `None`: never screened),
+/// else only when they are the bytes the skill's screening read.
+pub fn admitted(seen: Option<&Seen>, rel: &str, sum: Option<&Sum>) -> bool {
+    match seen {
+        None => true,
+        Some(seen) => sum.is_some_and(|sum| seen.admits_sum(rel, sum)),
+    }
+}
+
+/// The answer for a file of `skill` that changed since its screening.
+fn unscanned(skill: &Skill, rel: &str) -> Answer {
+    tracing::info!(
+        skill = %skill.name,
+        "{rel} is not what the security scan read; scanning the skill again before serving it"
+    );
+    Answer::Unscanned {
+        text: render::unscanned(&skill.name, rel),
+        dir: Arc::clone(&skill.dir),
+    }
 }
 
 /// "Not found" with the shown skills that match `name` best (behaviour.md

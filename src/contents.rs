@@ -26,6 +26,9 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use sha2::{Digest, Sha256};
+
+use crate::digest::Sum;
 use crate::disk::{self, PathKey, ReadError, Stamp};
 use crate::gate::{self, Place};
 
@@ -44,11 +47,27 @@ pub struct Contents {
 
 #[derive(Default)]
 struct Cached {
-    texts: HashMap<PathKey, (Stamp, Arc<String>)>,
+    texts: HashMap<PathKey, Kept>,
     /// The hashes of the paths of files read once and not kept. Two paths
     /// of one hash only get a text kept a read early.
     read_once: HashSet<u64>,
     bytes: usize,
+}
+
+/// A kept text: the version of the file it was read from, and the SHA-256
+/// of the bytes read when the read asked for it.
+struct Kept {
+    version: Stamp,
+    text: Arc<String>,
+    sum: Option<Sum>,
+}
+
+/// A skill's text as read, and the SHA-256 of the file's bytes when asked
+/// for (a skill that is not the user's own is served only when these are
+/// the bytes its screening read).
+pub struct Read {
+    pub text: Arc<String>,
+    pub sum: Option<Sum>,
 }
 
 impl Contents {
@@ -62,33 +81,46 @@ impl Contents {
     /// The text of the skill's `SKILL.md` at `place`, exactly as
     /// [`read_text`] returns it.
     pub fn read(&self, place: Place) -> Result<Arc<String>, ReadError> {
+        Ok(self.read_summed(place, false)?.text)
+    }
+
+    /// [`Contents::read`], and with `sum` the SHA-256 of the file's bytes
+    /// (a leading BOM included).
+    pub fn read_summed(&self, place: Place, sum: bool) -> Result<Read, ReadError> {
         let path = &place.file();
         let key = PathKey::bytes_of(path);
         let lock = || self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         // Looked up once before the file is opened: a first call (nothing
         // kept) opens it straight away, and a kept text whose `stat` by path
-        // differs may still be the one the open file is.
+        // differs may still be the one the open file is. A text kept
+        // without its sum does not answer a read that needs one.
         let before = lock()
             .texts
             .get(key)
-            .map(|(version, text)| (*version, Arc::clone(text)));
+            .filter(|kept| !sum || kept.sum.is_some())
+            .map(|kept| (kept.version, Arc::clone(&kept.text), kept.sum));
+        let reuse = |(_, text, kept_sum): &(Stamp, Arc<String>, Option<Sum>)| Read {
+            text: Arc::clone(text),
+            sum: *kept_sum,
+        };
         if place.fence.is_none()
-            && let Some((version, text)) = &before
-            && *version == Stamp::of(&std::fs::metadata(path)?)
+            && let Some(kept) = &before
+            && kept.0 == Stamp::of(&std::fs::metadata(path)?)
         {
-            return Ok(Arc::clone(text));
+            return Ok(reuse(kept));
         }
         let opened = gate::open_own(place)?;
         // Taken when it was opened: if the file changes while it is read,
         // the next call sees another version and reads again.
         let version = opened.stamp();
-        if let Some((kept_version, text)) = &before
-            && *kept_version == version
+        if let Some(kept) = &before
+            && kept.0 == version
         {
-            return Ok(Arc::clone(text));
+            return Ok(reuse(kept));
         }
         let len = opened.len();
         let bytes = disk::read_all(&mut opened.into_file(), len, self.max_file_bytes)?;
+        let sum = sum.then(|| Sha256::digest(&bytes).into());
         // An `Arc<String>`, not an `Arc<str>`: that would copy the text once more.
         let text = Arc::new(disk::text(bytes)?);
         // Hashed only when no text was kept (this may be the file's first
@@ -102,7 +134,7 @@ impl Contents {
                 cached.read_once.clear();
             }
             if cached.read_once.insert(hash) {
-                return Ok(text);
+                return Ok(Read { text, sum });
             }
             cached.read_once.remove(&hash);
         }
@@ -111,13 +143,26 @@ impl Contents {
             cached.bytes = 0;
         }
         cached.bytes += text.len();
-        if let Some((_, old)) = cached
-            .texts
-            .insert(PathKey(path.as_path().into()), (version, Arc::clone(&text)))
-        {
-            cached.bytes -= old.len();
+        let kept = Kept {
+            version,
+            text: Arc::clone(&text),
+            sum,
+        };
+        if let Some(old) = cached.texts.insert(PathKey(path.as_path().into()), kept) {
+            cached.bytes -= old.text.len();
         }
-        Ok(text)
+        Ok(Read { text, sum })
+    }
+
+    /// Forgets the text kept for the skill at `place`: one whose version
+    /// looks unchanged may not be what its file holds (a change within the
+    /// file system's time granularity), and it is read again.
+    pub fn forget(&self, place: Place) {
+        let path = place.file();
+        let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(old) = cached.texts.remove(PathKey::bytes_of(&path)) {
+            cached.bytes -= old.text.len();
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::digest;
 use crate::disk::{self, PathKey, Stamp};
 use crate::gate::{FileError, Gate, Kind, Place, Target};
-use crate::listing::{self, Entry, Listing};
+use crate::listing::{self, Entry, Listing, Scope};
 use crate::mime::{self, Content};
 use crate::spec;
 
@@ -43,6 +43,9 @@ use crate::spec;
 /// a catalog of thousands of files per skill reaches.
 pub struct Files {
     max_file_bytes: u64,
+    /// Which files a listing holds: what is served, or (the security
+    /// scan's own) every file it reads.
+    scope: Scope,
     listings: Mutex<Listings>,
 }
 
@@ -128,8 +131,14 @@ impl Files {
     /// `max_file_bytes` is the cap on a file [`Files::read`] shows (the
     /// `--max-file-bytes` of SKILL.md).
     pub fn new(max_file_bytes: u64) -> Files {
+        Files::with_scope(max_file_bytes, Scope::Served)
+    }
+
+    /// [`Files::new`], its listings holding what `scope` says.
+    pub fn with_scope(max_file_bytes: u64, scope: Scope) -> Files {
         Files {
             max_file_bytes,
+            scope,
             listings: Mutex::default(),
         }
     }
@@ -192,7 +201,7 @@ impl Files {
             Some(gate) => gate,
             None => Gate::open(place)?,
         };
-        let walked = listing::walk(&gate, folder);
+        let walked = listing::walk_in(&gate, folder, self.scope);
         let checked = Arc::new(Checked {
             listing: Arc::new(walked.listing),
             dirs: walked.dirs,
@@ -269,6 +278,20 @@ impl Files {
         }))))
     }
 
+    /// Each listed file of the skill at `place` with its SHA-256, as they
+    /// are now (the sums [`Files::skill_digest`] covers).
+    pub fn file_sums(&self, place: Place) -> Result<Vec<(Box<str>, digest::Sum)>, FileError> {
+        let dir: Arc<Path> = place.dir.into();
+        let listing = self.listing(place, &dir)?;
+        let sums = self.sums(place, &dir, &listing)?;
+        Ok(listing
+            .files
+            .iter()
+            .zip(sums)
+            .map(|(entry, summed)| (Box::from(entry.path.as_str()), summed.sum))
+            .collect())
+    }
+
     /// The SHA-256 of each file of `listing` and the bytes hashed, as
     /// [`Files::digests`] describes.
     fn sums(
@@ -292,6 +315,7 @@ impl Files {
                     .unwrap_or_else(PoisonError::into_inner);
                 hash(
                     place,
+                    self.scope,
                     gate,
                     &listing.files,
                     digests.get_or_insert_with(fresh),
@@ -299,7 +323,7 @@ impl Files {
             }
             // Listed again meanwhile (or the cache started over): hashed,
             // not kept.
-            None => hash(place, gate, &listing.files, &mut fresh()),
+            None => hash(place, self.scope, gate, &listing.files, &mut fresh()),
         }
     }
 
@@ -324,9 +348,14 @@ impl Files {
     }
 
     /// The file `target` opened, as text, an image or a description
-    /// ([`read`]), with this server's size cap.
-    pub fn read(&self, target: Target) -> Result<Content, FileError> {
-        read(target, self.max_file_bytes)
+    /// ([`read`]), with this server's size cap; with `sum`, and the SHA-256
+    /// of the bytes shown (`None` for a file only described).
+    pub fn read(
+        &self,
+        target: Target,
+        sum: bool,
+    ) -> Result<(Content, Option<digest::Sum>), FileError> {
+        read(target, self.max_file_bytes, sum)
     }
 
     /// The bytes of the file `target` opened, exactly as they are on disk
@@ -352,6 +381,7 @@ impl Files {
 /// it is open already; else it is opened on the first file to hash.
 fn hash<'a>(
     place: Place<'a>,
+    scope: Scope,
     mut gate: Option<Gate<'a>>,
     entries: &[Entry],
     kept: &mut [Option<Sum>],
@@ -373,7 +403,7 @@ fn hash<'a>(
             Some(gate) => gate,
             None => gate.insert(Gate::open(place)?),
         };
-        let opened = gate.open_rel(&entry.path)?;
+        let opened = scope.open(gate, &entry.path)?;
         if opened.kind() != Kind::File {
             return Err(FileError::NotRegular);
         }
@@ -403,8 +433,13 @@ fn hash<'a>(
 /// description. Text and images over `max` bytes are
 /// [`FileError::TooLarge`]; a binary file of any size is described after
 /// reading its first [`mime::SNIFF_BYTES`]. A folder is
-/// [`FileError::NotRegular`].
-pub fn read(target: Target, max: u64) -> Result<Content, FileError> {
+/// [`FileError::NotRegular`]. With `sum`, the SHA-256 of the whole file
+/// when it was read whole.
+pub fn read(
+    target: Target,
+    max: u64,
+    sum: bool,
+) -> Result<(Content, Option<digest::Sum>), FileError> {
     if target.kind() != Kind::File {
         return Err(FileError::NotRegular);
     }
@@ -415,13 +450,14 @@ pub fn read(target: Target, max: u64) -> Result<Content, FileError> {
         let mut buf = Vec::new();
         disk::fill(&mut file, &mut buf, mime::SNIFF_BYTES, u64::MAX)?;
         return match mime::classify(&rel, buf, len, true) {
-            binary @ Content::Binary { .. } => Ok(binary),
+            binary @ Content::Binary { .. } => Ok((binary, None)),
             _ => Err(FileError::TooLarge { size: len, max }),
         };
     }
     let buf = disk::read_all(&mut file, len, max)?;
     let size = buf.len() as u64;
-    Ok(mime::classify(&rel, buf, size, false))
+    let sum = sum.then(|| Sha256::digest(&buf).into());
+    Ok((mime::classify(&rel, buf, size, false), sum))
 }
 
 /// Whether every folder `checked` was made from (paths relative to
@@ -693,21 +729,25 @@ mod tests {
         for path in ["big.png", "big.md"] {
             assert!(
                 matches!(
-                    read(target(place, path), 50),
+                    read(target(place, path), 50, true),
                     Err(FileError::TooLarge { max: 50, .. })
                 ),
                 "{path}"
             );
         }
         assert_eq!(
-            read(target(place, "big.bin"), 50).unwrap(),
-            Content::Binary {
-                size: 100,
-                mime: "application/octet-stream"
-            }
+            read(target(place, "big.bin"), 50, true).unwrap(),
+            (
+                Content::Binary {
+                    size: 100,
+                    mime: "application/octet-stream"
+                },
+                // Described from its first bytes: nothing of it is shown.
+                None
+            )
         );
         assert!(matches!(
-            read(target(place, ""), 50),
+            read(target(place, ""), 50, false),
             Err(FileError::NotRegular)
         ));
     }

@@ -404,6 +404,19 @@ impl<'a> Gate<'a> {
     /// `rel` (a cleaned path, "" for the skill folder) opened beneath the
     /// skill folder; the skill's own file as [`open_own`] opens it.
     pub fn open_rel(&self, rel: &str) -> Result<Opened, FileError> {
+        self.open_in(rel, true)
+    }
+
+    /// `rel` opened beneath the skill folder as [`Gate::open_rel`] opens
+    /// it, but hidden names and `node_modules` on the way are not refused:
+    /// for the security scan, which reads every file a skill folder holds
+    /// (what it reads this way is never served). Symlinks still never lead
+    /// out of the skill folder.
+    pub fn open_unserved(&self, rel: &str) -> Result<Opened, FileError> {
+        self.open_in(rel, false)
+    }
+
+    fn open_in(&self, rel: &str, hidden: bool) -> Result<Opened, FileError> {
         if self.place.file_name == rel {
             return Ok(open_own(self.place)?);
         }
@@ -414,7 +427,7 @@ impl<'a> Gate<'a> {
                 names.extend(std::fs::canonicalize(self.place.dir));
                 names
             },
-            hidden: true,
+            hidden,
         };
         let (file, real) = walk.open(Path::new(rel), false)?;
         Opened::new(file, real.filter(|real| real != rel))

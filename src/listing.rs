@@ -166,11 +166,55 @@ enum Reach {
 /// outside the skill folder or to a hidden entry), and symlinks to a folder
 /// on the path to themselves.
 pub fn walk(gate: &Gate, folder: &str) -> Walked {
+    walk_in(gate, folder, Scope::Served)
+}
+
+/// Which files a walk lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// What is served (behaviour.md §9): hidden entries and `node_modules`
+    /// are not part of a skill.
+    #[default]
+    Served,
+    /// What the security scan reads: every file the skill folder holds,
+    /// hidden ones too (a `SKILL.md` can tell the model to run
+    /// `.setup/install.sh` from the `Base directory`), but for
+    /// version-control metadata and `node_modules` (see [`Scope::skips`]).
+    Scanned,
+}
+
+impl Scope {
+    /// Whether an entry named `name` is left out of a listing.
+    ///
+    /// The scan leaves out `.git`, `.hg` and `.svn` (a repository's own
+    /// records, which no skill runs) and `node_modules` (what a package
+    /// manager installed there, thousands of files that would stop every
+    /// listing at its bounds); everything else hidden is read.
+    pub fn skips(self, name: &str) -> bool {
+        match self {
+            Scope::Served => disk::is_private(name.as_bytes()),
+            Scope::Scanned => [".git", ".hg", ".svn", "node_modules"]
+                .iter()
+                .any(|skipped| name.eq_ignore_ascii_case(skipped)),
+        }
+    }
+
+    /// `rel` opened through `gate` by this scope's rules.
+    pub fn open(self, gate: &Gate, rel: &str) -> Result<Opened, crate::gate::FileError> {
+        match self {
+            Scope::Served => gate.open_rel(rel),
+            Scope::Scanned => gate.open_unserved(rel),
+        }
+    }
+}
+
+/// [`walk`], listing what `scope` says.
+pub fn walk_in(gate: &Gate, folder: &str, scope: Scope) -> Walked {
     let mut walked = Walked::default();
     let (folder_reach, ancestors) = if folder.is_empty() {
         (Reach::Root, Vec::new())
     } else {
-        match open_start(gate, folder) {
+        match open_start(gate, folder, scope) {
             Some((start, ancestors)) => (Reach::Open(Box::new(start)), ancestors),
             None => return walked,
         }
@@ -188,7 +232,7 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
             break;
         }
         read += 1;
-        if let Err(limit) = visit(gate, frame, &mut walked, &mut bytes, &mut queue) {
+        if let Err(limit) = visit(gate, scope, frame, &mut walked, &mut bytes, &mut queue) {
             walked.listing.truncated = Some(limit);
             break;
         }
@@ -204,7 +248,7 @@ pub fn walk(gate: &Gate, folder: &str) -> Walked {
 /// with the identities of the folders above it from the skill folder down:
 /// a symlink below it back to one of them is a cycle. `None` when it is not
 /// a folder (or is gone).
-fn open_start(gate: &Gate, folder: &str) -> Option<(Opened, Vec<FileId>)> {
+fn open_start(gate: &Gate, folder: &str, scope: Scope) -> Option<(Opened, Vec<FileId>)> {
     let mut ancestors = Vec::new();
     let mut prefix = String::new();
     let mut start: Option<Opened> = None;
@@ -215,7 +259,7 @@ fn open_start(gate: &Gate, folder: &str) -> Option<(Opened, Vec<FileId>)> {
             }
             prefix.push_str(part);
         }
-        match gate.open_rel(&prefix) {
+        match scope.open(gate, &prefix) {
             Ok(opened) if opened.kind() == Kind::Folder => {
                 ancestors.extend(start.map(|above| above.stamp().id()));
                 start = Some(opened);
@@ -244,6 +288,7 @@ enum Seen {
 /// `Err` when a bound that ends the whole walk was reached.
 fn visit(
     gate: &Gate,
+    scope: Scope,
     frame: Frame,
     walked: &mut Walked,
     bytes: &mut u64,
@@ -261,10 +306,10 @@ fn visit(
     let found = match frame.folder {
         Reach::Root => match gate.root() {
             Some(root) => Some((root.stamp(), root.entries())),
-            None => listed(gate.open_rel(&frame.rel)),
+            None => listed(scope.open(gate, &frame.rel)),
         },
         Reach::Open(folder) => listed(Ok(*folder)),
-        Reach::Later => listed(gate.open_rel(&frame.rel)),
+        Reach::Later => listed(scope.open(gate, &frame.rel)),
     };
     // Gone, or a file now: nothing to list (and the folder above, which
     // changed, will say so).
@@ -294,8 +339,7 @@ fn visit(
         .into_iter()
         .filter_map(|(name, found)| {
             let name = name.into_string().ok()?;
-            (!name.chars().any(char::is_control) && !disk::is_private(name.as_bytes()))
-                .then_some((name, found))
+            (!name.chars().any(char::is_control) && !scope.skips(&name)).then_some((name, found))
         })
         .collect();
     named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -308,11 +352,11 @@ fn visit(
         let seen = match found {
             Found::File { len } => Seen::File(len),
             Found::Folder => Seen::Folder(None),
-            Found::Link => match gate.open_rel(&rel) {
+            Found::Link => match scope.open(gate, &rel) {
                 Ok(target) if target.kind() == Kind::File => {
                     // The target may sit in a folder the walk does not read.
                     if let Some((above, _)) = target.real().and_then(|real| real.rsplit_once('/'))
-                        && let Ok(folder) = gate.open_rel(above)
+                        && let Ok(folder) = scope.open(gate, above)
                     {
                         walked.dirs.push((Path::new(above).into(), folder.stamp()));
                     }

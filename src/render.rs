@@ -9,7 +9,7 @@ use crate::config::{MAX_QUERY_CHARS, Placement};
 use crate::diagnostic::Diagnostic;
 use crate::gate::FileError;
 use crate::listing::{self, Limit, Listing};
-use crate::security::Report;
+use crate::security::{self, Report};
 use crate::skill::Skill;
 use crate::spec;
 use crate::text::{plural, printable};
@@ -486,9 +486,15 @@ pub fn broken(query: &str, diagnostic: &Diagnostic, base: Base) -> String {
 /// its error-level findings): what was found, and that only the user can
 /// release it.
 pub fn quarantined(skill: &Skill, report: &Report) -> String {
+    // The rule and where, never the evidence: the finding's message quotes
+    // the attacker's text, which must not reach the model this way.
     let mut errors = report.errors();
     let reason = errors.next().map_or_else(String::new, |f| {
-        format!(": {}: {}", f.short(), f.finding.message)
+        format!(
+            ": {} ({})",
+            printable(&f.short()),
+            security::rule(f.finding.code)
+        )
     });
     let more = match errors.count() {
         0 => String::new(),
@@ -497,6 +503,16 @@ pub fn quarantined(skill: &Skill, report: &Report) -> String {
     format!(
         "Skill '{}' is quarantined{reason}{more}. It comes from a {} folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust {}`. Do not look for its files elsewhere; tell the user.",
         skill.name, skill.source, skill.name
+    )
+}
+
+/// The answer when a file of a skill that is not the user's own is not
+/// what its security scan read (changed since, or not scanned yet), and
+/// is still not once the skill was scanned again.
+pub fn unscanned(name: &str, file: &str) -> String {
+    format!(
+        "Skill '{name}' is not served right now: its file {} changed since the security scan read it, and a skill from a folder that is not the user's own is served only as it was scanned. It is being scanned again; call the skill again in a moment.",
+        printable(file)
     )
 }
 

@@ -27,13 +27,14 @@ use hashbrown::HashTable;
 use crate::approvals;
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic, Finding};
+use crate::disk::PathKey;
 use crate::gate::Place;
 use crate::installed::{self, Verify};
 use crate::plugins;
 use crate::roots::{self, Plugin, Root, Source};
 use crate::scan::{self, AlsoFound, Dirs, Failed, Found, Scan};
 use crate::search::SearchIndex;
-use crate::security::{self, Candidate, Report, Verdict};
+use crate::security::{self, Candidate, Report, Seen, Verdict};
 use crate::skill::Skill;
 
 /// What one load keeps for the next: the parsed frontmatter and the
@@ -69,11 +70,12 @@ pub fn load_with(
     let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
     scan.diagnostics.extend(installed.diagnostics);
     scan.diagnostics.extend(plugins.diagnostics);
-    // The server's first load takes installed skills as their installation
+    // The server's first load lists installed skills as their installation
     // scanned them (`add` and `update` refuse error-level findings without
     // `--allow-risky`, and the store entry holds those very files): the
     // refresh right after start-up screens them like every skill that is
-    // not the user's own, off the request path.
+    // not the user's own, off the request path. Until then none of their
+    // files is served: a call waits for that refresh (`Snapshot::seen`).
     // A project's `skills.lock` comes with the repository: its skills are
     // screened at once, like every project skill.
     let deferred = |found: &Found| {
@@ -99,6 +101,9 @@ pub fn load_with(
                 source: roots[found.root].source,
                 name: &found.parsed.name,
                 description: &found.parsed.description,
+                // Installed with `skillserve add --allow-risky`: the user
+                // saw the findings and approved them then.
+                accepted: approved_at_install(&roots[found.root]),
             }
         })
         .collect();
@@ -106,16 +111,22 @@ pub fn load_with(
     let screened = security::screen(&candidates, approvals.as_deref(), &mut cache.security);
     scan.diagnostics.extend(screened.diagnostics);
     let mut withheld = vec![None; scan.skills.len()];
+    let mut seen = HashMap::new();
     for (verdict, i) in screened.verdicts.into_iter().zip(screening) {
-        withheld[i] = match verdict {
-            // Installed with `skillserve add --allow-risky`: the user saw
-            // the findings and approved them then.
-            Verdict::Quarantined(_) if approved_at_install(&roots[scan.skills[i].root]) => None,
-            Verdict::Quarantined(report) => Some(Why::Quarantined(report)),
-            Verdict::Own | Verdict::Clean(_) | Verdict::Approved(_) => None,
-        };
+        let dir = || PathKey(Arc::clone(&scan.skills[i].dir));
+        match verdict {
+            Verdict::Quarantined(report) => withheld[i] = Some(Why::Quarantined(report)),
+            Verdict::Clean(report) => {
+                seen.insert(dir(), Arc::clone(&report.seen));
+            }
+            Verdict::Approved(_, approved) => {
+                seen.insert(dir(), approved);
+            }
+            Verdict::Own => {}
+        }
     }
     let mut snapshot = Snapshot::build(roots, scan, withheld, previous);
+    snapshot.seen = seen;
     snapshot.screened_dirs = screened.folders;
     snapshot.skills_scanned = screened.scanned;
     snapshot
@@ -283,6 +294,9 @@ pub struct Snapshot {
     /// before being served (those not the user's own): any change in them
     /// may quarantine a skill or release it.
     pub screened_dirs: Vec<PathBuf>,
+    /// What the screening saw of each skill it let through, by skill
+    /// folder: the only bytes of that skill a call may serve.
+    seen: HashMap<PathKey, Arc<Seen>>,
 }
 
 impl Snapshot {
@@ -356,7 +370,24 @@ impl Snapshot {
             also_found,
             screened_dirs: Vec::new(),
             skills_scanned: 0,
+            seen: HashMap::new(),
         }
+    }
+
+    /// What may be served of `skill`: `None` for the user's own skills
+    /// (never screened: anything), else `Some` of the files as its
+    /// screening saw them. An installed skill that the first load did not
+    /// screen yet has `Some` of nothing, as has a skill of another
+    /// snapshot.
+    pub fn seen(&self, skill: &Skill) -> Option<&Seen> {
+        if skill.source.is_own() {
+            return None;
+        }
+        Some(
+            self.seen
+                .get(PathKey::bytes_of(&skill.dir))
+                .map_or(&security::NOTHING_SEEN, |seen| &**seen),
+        )
     }
 
     /// The skill folder a call for `lowercase_name` most likely meant, when

@@ -12,7 +12,7 @@ use crate::approvals::{Approvals, TrustError};
 use crate::disk::Stamp;
 use crate::files::Files;
 use crate::gate::{FileError, Gate, Place};
-use crate::listing::Listing;
+use crate::listing::{Listing, Scope};
 use crate::parallel;
 
 use super::{FileFinding, Report, scan_listed, unlisted};
@@ -55,8 +55,8 @@ impl Default for Cache {
     fn default() -> Cache {
         Cache {
             // Only listings and digests are asked of it; no read is capped
-            // by this value.
-            files: Files::new(crate::config::DEFAULT_MAX_FILE_BYTES),
+            // by this value. Its listings hold every file the scan reads.
+            files: Files::with_scope(crate::config::DEFAULT_MAX_FILE_BYTES, Scope::Scanned),
             entries: HashMap::new(),
             scanned: 0,
             approvals: None,
@@ -142,6 +142,12 @@ impl Cache {
             .into_iter()
             .map(|r| r.expect("every report was kept or scanned"))
             .collect()
+    }
+
+    /// Forgets the report of the skill in `dir`: the next
+    /// [`Cache::reports`] scans it again, whatever its files' versions.
+    pub fn forget(&mut self, dir: &Path) {
+        self.entries.remove(dir);
     }
 
     /// How many skills the last [`Cache::reports`] scanned: the others'

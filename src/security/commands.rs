@@ -212,15 +212,21 @@ fn finders() -> &'static [Vec<Finder<'static>>] {
     })
 }
 
-/// `text` lowercased (ASCII letters), with invisible characters dropped.
+/// `text` lowercased (ASCII letters), with invisible characters dropped
+/// and NUL bytes read as spaces (a NUL glued to `sh` must not hide it).
 fn normalized(text: &str) -> String {
-    if !super::unicode::has_invisible(text) {
-        return text.to_ascii_lowercase();
+    let mut lower = if !super::unicode::has_invisible(text) {
+        text.to_ascii_lowercase()
+    } else {
+        text.chars()
+            .filter(|&c| !super::unicode::is_invisible(c))
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    if lower.contains('\0') {
+        lower = lower.replace('\0', " ");
     }
-    text.chars()
-        .filter(|&c| !super::unicode::is_invisible(c))
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
+    lower
 }
 
 /// Where a line is.
@@ -330,6 +336,77 @@ fn command(segment: &str) -> Option<(&str, Vec<&str>)> {
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
     let base = base.strip_suffix(".exe").unwrap_or(base);
     Some((base, words[index + 1..].to_vec()))
+}
+
+/// The files of `paths` (a skill's files, relative to its folder) that
+/// `text` runs: given to a shell or an interpreter (`sh assets/logo.png`,
+/// `python3 data/x.txt`), sourced, or run by their path
+/// (`./tools/setup`, `$SKILL_DIR/.setup/install.sh`), in a command line or
+/// a code span. Whatever such a file is named, the scan reads it as a
+/// script.
+pub(super) fn run_targets(text: &str, paths: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    if paths.is_empty() {
+        return out;
+    }
+    let mut commands: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        commands.push(line);
+        let mut rest = line;
+        while let Some(start) = rest.find('`') {
+            let Some(len) = rest[start + 1..].find('`') else {
+                break;
+            };
+            commands.push(&rest[start + 1..start + 1 + len]);
+            rest = &rest[start + 2 + len..];
+        }
+    }
+    for command_text in commands {
+        for pipeline in pipelines(command_text) {
+            for segment in pipeline {
+                let Some((word, args)) = command(segment) else {
+                    continue;
+                };
+                let lower = word.to_ascii_lowercase();
+                let runs_file = SHELLS.contains(&lower.as_str())
+                    || is_interpreter(&lower)
+                    || matches!(lower.as_str(), "source" | "." | "exec");
+                let target = if runs_file {
+                    args.iter().copied().find(|a| !a.starts_with('-'))
+                } else {
+                    // The command word, when it is written as a path to
+                    // run (a bare `references/a.md` in a sentence names a
+                    // file, it does not run it).
+                    segment
+                        .split_whitespace()
+                        .map(|w| w.trim_matches(['"', '\'', '`']))
+                        .find(|w| {
+                            w.ends_with(word)
+                                && ["./", "/", "~/", "$", "{"].iter().any(|p| w.starts_with(p))
+                        })
+                };
+                if let Some(target) = target
+                    && let Some(path) = listed(target, paths)
+                    && !out.iter().any(|p: &String| p == path)
+                {
+                    out.push(path.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The file of `paths` that `token` (a word of a command) names: the path
+/// itself, or any path ending in `/` and it (`./x`, `$DIR/x`, `{baseDir}/x`).
+fn listed<'a>(token: &str, paths: &[&'a str]) -> Option<&'a str> {
+    let token = token.trim_matches(|c| matches!(c, '"' | '\'' | '`'));
+    paths.iter().copied().find(|path| {
+        token == *path
+            || token
+                .strip_suffix(path)
+                .is_some_and(|before| before.ends_with('/') || before.ends_with('\\'))
+    })
 }
 
 const SHELLS: &[&str] = &[
@@ -636,8 +713,12 @@ fn download_to_shell(line: &Line, context: &Context) -> Option<Finding> {
     } else {
         match (context.kind, known) {
             (Kind::Script | Kind::Instructions, false) => Severity::Error,
-            (Kind::Script, true) | (Kind::Markdown | Kind::Other, false) => Severity::Warning,
-            (Kind::Instructions | Kind::Markdown | Kind::Other, true) => Severity::Note,
+            (Kind::Script, true) | (Kind::Markdown | Kind::Other | Kind::Data, false) => {
+                Severity::Warning
+            }
+            (Kind::Instructions | Kind::Markdown | Kind::Other | Kind::Data, true) => {
+                Severity::Note
+            }
         }
     };
     let from = match &url {

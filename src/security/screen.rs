@@ -18,7 +18,7 @@ use crate::roots::Source;
 
 use super::cache::ApprovalsRead;
 use super::frontmatter::{Names, crowding};
-use super::{Cache, FileFinding, Report};
+use super::{Cache, FileFinding, Report, Seen};
 
 /// A skill of the load, as the screening needs it.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +30,9 @@ pub struct Candidate<'a> {
     /// The name in its frontmatter (or its folder's).
     pub name: &'a str,
     pub description: &'a str,
+    /// The user accepted its findings when it was installed (`skillserve
+    /// add --allow-risky`): served like an approved skill.
+    pub accepted: bool,
 }
 
 /// What the screening decided about one skill.
@@ -39,8 +42,10 @@ pub enum Verdict {
     Own,
     /// Scanned; nothing at error level.
     Clean(Arc<Report>),
-    /// Errors, but the user approved this version.
-    Approved(Arc<Report>),
+    /// Errors, but the user approved this version (or accepted the
+    /// findings when installing it). The [`Seen`] is of the files as
+    /// approved (the report's, unless the scan could not read them all).
+    Approved(Arc<Report>, Arc<Seen>),
     /// Errors, and no approval of this version: not served.
     Quarantined(Arc<Report>),
 }
@@ -88,19 +93,39 @@ pub fn screen(
         let report = cache.merged(candidate.place.dir, &report, extra);
         screened.verdicts[i] = if !report.has_errors() {
             Verdict::Clean(report)
-        } else if approved(
-            candidate.place,
-            approvals_file,
-            cache,
-            &mut screened.diagnostics,
-        ) {
-            Verdict::Approved(report)
+        } else if candidate.accepted
+            || approved(
+                candidate.place,
+                approvals_file,
+                cache,
+                &mut screened.diagnostics,
+            )
+        {
+            let seen = as_approved(candidate.place, &report, cache);
+            Verdict::Approved(report, seen)
         } else {
             Verdict::Quarantined(report)
         };
         screened.folders.extend(cache.folders(candidate.place.dir));
     }
     screened
+}
+
+/// What may be served of an approved skill: what its scan read, or when
+/// the scan could not read every file, the files as the approval's digest
+/// covers them (each hashed whole).
+fn as_approved(place: Place, report: &Report, cache: &Cache) -> Arc<Seen> {
+    if report.is_complete() {
+        return Arc::clone(&report.seen);
+    }
+    match cache.files().file_sums(place) {
+        Ok(sums) => Arc::new(Seen::new(sums)),
+        Err(err) => {
+            let dir = place.dir.display();
+            tracing::debug!("cannot hash {dir}: {err}");
+            Arc::clone(&report.seen)
+        }
+    }
 }
 
 /// Whether the skill at `place`, as its files are now, is approved. A

@@ -654,9 +654,24 @@ impl ServerHandler for SkillServer {
         if request.uri == app::RESOURCE_URI && app::declared(&context) {
             return Ok(self.app.read()?.into());
         }
-        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        let client = client_name(&context);
+        let (view, surfaces) = self.seen(client.as_deref()).await;
         self.resources_offered::<rmcp::model::ReadResourceRequestMethod>(surfaces)?;
-        Ok(resources::read(&view, self.registry.files(), &request.uri)?.into())
+        let files = self.registry.files();
+        let read = match resources::read(&view, files, &request.uri) {
+            // Not what the skill's security scan read: scanned again first,
+            // then read once more.
+            Err(resources::Unread {
+                rescreen: Some(dir),
+                ..
+            }) => {
+                self.registry.rescreen(&dir).await;
+                let (view, _) = self.seen(client.as_deref()).await;
+                resources::read(&view, files, &request.uri)
+            }
+            read => read,
+        };
+        Ok(read.map_err(|unread| unread.error)?.into())
     }
 
     async fn read_resource_directory(

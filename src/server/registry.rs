@@ -170,6 +170,10 @@ pub struct Registry {
     changes_pending: AtomicBool,
     /// The changes on their way from the kernel to the watcher.
     backlog: OnceLock<Arc<Backlog>>,
+    /// Skill folders whose security reports the next refresh must not
+    /// reuse: a call found a file that is not what their scan read, though
+    /// its version may look the same.
+    rescreen: Mutex<Vec<std::path::PathBuf>>,
 }
 
 #[derive(Default)]
@@ -217,6 +221,7 @@ impl Registry {
             watched: AtomicBool::new(false),
             changes_pending: AtomicBool::new(false),
             backlog: OnceLock::new(),
+            rescreen: Mutex::new(Vec::new()),
         }
     }
 
@@ -354,6 +359,16 @@ impl Registry {
         self.wait_for(target).await;
     }
 
+    /// Scans the skill in `dir` again (its report is not reused, whatever
+    /// its files' versions say) in a refresh, and waits for it.
+    pub async fn rescreen(self: &Arc<Self>, dir: &std::path::Path) {
+        self.rescreen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(dir.to_path_buf());
+        self.refresh_and_wait().await;
+    }
+
     /// Waits until refresh number `target` has finished.
     async fn wait_for(&self, target: u64) {
         let mut finished = self.finished.subscribe();
@@ -451,6 +466,11 @@ impl Registry {
         let (settings, reloaded) = self.reload_settings();
         let snapshot = {
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            let rescreen =
+                std::mem::take(&mut *self.rescreen.lock().unwrap_or_else(PoisonError::into_inner));
+            for dir in rescreen {
+                cache.security.forget(&dir);
+            }
             snapshot::load(&settings.config, &mut cache, Some(&previous.snapshot))
         };
         let snapshot = Arc::new(snapshot);

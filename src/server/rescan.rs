@@ -42,6 +42,10 @@ enum Next {
     CatchUpAndRetry,
     /// The answer stands; a refresh runs in the background.
     RefreshInBackground,
+    /// Scan the skill in this folder again (its bytes are not those its
+    /// screening read), wait for it, and answer again from the new
+    /// snapshot; once only.
+    RescreenAndRetry(Arc<std::path::Path>),
 }
 
 impl Caller {
@@ -113,6 +117,12 @@ impl Caller {
                 let again = now(&view);
                 (view, again)
             }
+            Next::RescreenAndRetry(dir) => {
+                self.registry.rescreen(&dir).await;
+                let view = self.registry.view(&self.registry.current(), client).await;
+                let again = now(&view);
+                (view, again)
+            }
             Next::CatchUpAndRetry => {
                 let before = self.registry.current();
                 self.registry.catch_up().await;
@@ -147,6 +157,10 @@ impl Caller {
             },
         };
         match answer {
+            // Changed since it was scanned (or not screened yet): never
+            // served before it is scanned. Not rate-limited: the call
+            // waits for the refresh it asks for.
+            Answer::Unscanned { dir, .. } => Next::RescreenAndRetry(Arc::clone(dir)),
             // A broken skill fixed, or a quarantined one approved, since
             // the last refresh.
             Answer::Broken(_) | Answer::Withheld(_) if self.claim_rescan() => Next::CatchUpAndRetry,

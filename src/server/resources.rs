@@ -8,6 +8,8 @@
 //! ([`answer::target`]): what the tool would refuse, a resource refuses too.
 
 use std::borrow::Cow;
+use std::path::Path;
+use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
@@ -23,6 +25,7 @@ use crate::files::Files;
 use crate::gate::{FileError, Kind, Target};
 use crate::mime::{self, Raw};
 use crate::profiles::View;
+use crate::render;
 use crate::server::page::{self, Page};
 use crate::server::prompts;
 use crate::skill::Skill;
@@ -78,20 +81,48 @@ pub fn templates() -> ListResourceTemplatesResult {
     ])
 }
 
+/// Why `resources/read` answers no contents.
+pub struct Unread {
+    pub error: ErrorData,
+    /// The skill folder to scan again before reading once more: the file
+    /// is not what the skill's security scan read.
+    pub rescreen: Option<Arc<Path>>,
+}
+
+impl From<ErrorData> for Unread {
+    fn from(error: ErrorData) -> Unread {
+        Unread {
+            error,
+            rescreen: None,
+        }
+    }
+}
+
 /// `resources/read`: the file's bytes, as `text` when they are text and as a
-/// base64 `blob` otherwise, with the MIME type by extension.
-pub fn read(view: &View, files: &Files, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+/// base64 `blob` otherwise, with the MIME type by extension. The bytes of a
+/// skill that is not the user's own are served only when they are those
+/// its security scan read.
+pub fn read(view: &View, files: &Files, uri: &str) -> Result<ReadResourceResult, Unread> {
     let (skill, target) = find(view, uri)?;
     if target.kind() == Kind::Folder {
         return Err(not_found(
             uri,
             "it is a folder; list it with resources/directory/read, or read the files in it",
-        ));
+        )
+        .into());
     }
     let rel = target.rel().to_owned();
     let bytes = files
         .bytes(target)
         .map_err(|error| file_error(uri, skill, error))?;
+    if let Some(seen) = view.snapshot().seen(skill)
+        && !seen.admits(&rel, &bytes)
+    {
+        return Err(Unread {
+            error: ErrorData::internal_error(render::unscanned(&skill.name, &rel), None),
+            rescreen: Some(Arc::clone(&skill.dir)),
+        });
+    }
     let contents = match mime::raw(&rel, bytes) {
         (Raw::Text(text), mime) => ResourceContents::text(text, uri).with_mime_type(mime),
         (Raw::Blob(bytes), mime) => {

@@ -41,6 +41,7 @@ use tokio::time::Instant;
 
 use crate::disk;
 use crate::installed;
+use crate::listing::Scope;
 use crate::memory;
 use crate::plugins;
 use crate::roots;
@@ -62,6 +63,10 @@ const MAX_DELAY: Duration = Duration::from_secs(1);
 struct Interest {
     /// Any entry (a listed directory).
     any: bool,
+    /// Any entry but version-control metadata and `node_modules`, hidden
+    /// ones too (a folder of a skill that is scanned before it is served:
+    /// the scan reads its hidden files).
+    screened: bool,
     /// `SKILL.md` / `skill.md` (a skill folder).
     skill_md: bool,
     /// What the few other folders watch for.
@@ -114,7 +119,7 @@ impl Plan {
         // Skills scanned before they are served: a change to any of their
         // files may quarantine one or release it.
         for dir in &snapshot.screened_dirs {
-            plan.entry(dir).any = true;
+            plan.entry(dir).screened = true;
         }
         for missing in &snapshot.missing_roots {
             plan.toward(missing);
@@ -194,6 +199,7 @@ impl Plan {
         let skipped = scan::is_skipped(name);
         let name = name.to_string_lossy();
         (interest.any && !skipped)
+            || (interest.screened && !Scope::Scanned.skips(&name))
             || (interest.skill_md && roots::SKILL_FILES.contains(&&*name))
             || interest.more.as_ref().is_some_and(|more| {
                 more.names.iter().any(|n| **n == *name)

@@ -33,6 +33,7 @@ mod prompts;
 mod properties;
 mod refresh;
 mod resources;
+mod scanning;
 mod search;
 mod security;
 mod server;

@@ -351,7 +351,7 @@ fn refusal<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> (i32, String)
 /// refused, and completion does not offer it.
 async fn refused_everywhere(server: &Server) {
     let client = &server.client;
-    let quarantined = "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access: ";
+    let quarantined = "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access (";
     let mut arguments = rmcp::model::JsonObject::new();
     arguments.insert("name".into(), "sync".into());
     arguments.insert("file".into(), "scripts/sync.py".into());
@@ -448,8 +448,11 @@ async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an
     assert!(is_error(&sync));
     assert_eq!(
         text(&sync),
-        "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access: reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\". It comes from a project folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust sync`. Do not look for its files elsewhere; tell the user."
+        "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access (credentials or secrets read or sent away). It comes from a project folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust sync`. Do not look for its files elsewhere; tell the user."
     );
+    // The refusal names the rule and where, and quotes nothing of the
+    // skill's own text (which the finding's message does).
+    assert!(!text(&sync).contains("expanduser"), "{}", text(&sync));
     refused_everywhere(&server).await;
 
     // Approving it serves it, and the client hears of it.
@@ -717,7 +720,7 @@ fn a_name_freed_by_config_toml_is_not_taken_by_a_quarantined_skill() {
     assert!(
         shown
             .stderr
-            .starts_with("Skill 'deploy' is quarantined: SKILL.md:9: download-to-shell: "),
+            .starts_with("Skill 'deploy' is quarantined: SKILL.md:9: download-to-shell (downloaded code that is run). "),
         "{}",
         shown.stderr
     );
