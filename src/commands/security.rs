@@ -43,11 +43,16 @@ impl<'a> SecurityScan<'a> {
             .into_iter()
             .zip(reports)
             .map(|((skill, withheld), mut report)| {
-                if let Some(finding) =
-                    security::crowding(&skill.description(), &skill.parsed.name, &names)
-                {
-                    let file = skill.file_name.as_str().to_owned();
-                    report = Arc::new(report.with(&[FileFinding { file, finding }]));
+                let across: Vec<FileFinding> =
+                    security::across(&skill.description(), &skill.parsed.name, &names)
+                        .into_iter()
+                        .map(|finding| FileFinding {
+                            file: skill.file_name.as_str().to_owned(),
+                            finding,
+                        })
+                        .collect();
+                if !across.is_empty() {
+                    report = Arc::new(report.with(&across));
                 }
                 let status = if withheld {
                     "quarantined"

@@ -31,7 +31,9 @@
 //!
 //! The rules read logical lines (a line ending in `\` continues on the
 //! next), lowercased, with invisible characters removed so that a
-//! zero-width space cannot split `curl` from view of the rule.
+//! zero-width space cannot split `curl` from view of the rule. They judge
+//! one line by its words; [`flow`](super::flow) follows the same downloads,
+//! decodings and secrets across lines, variables and files.
 
 use std::sync::OnceLock;
 
@@ -196,6 +198,19 @@ const STARTUP_WORDS: &[&str] = &[
     "systemd",
     "crontab",
     "launchctl",
+    ".git/hooks",
+    ".ssh/config",
+    "vimrc",
+    ".vim/",
+    "nvim",
+    ".emacs",
+    "gitconfig",
+    "git/config",
+    "hookspath",
+    "sshcommand",
+    "fsmonitor",
+    ".claude/settings",
+    "customize.py",
 ];
 
 /// The words of each of [`RULES`] as searchers built once: looking for every
@@ -215,18 +230,23 @@ fn finders() -> &'static [Vec<Finder<'static>>] {
 /// `text` lowercased (ASCII letters), with invisible characters dropped
 /// and NUL bytes read as spaces (a NUL glued to `sh` must not hide it).
 fn normalized(text: &str) -> String {
-    let mut lower = if !super::unicode::has_invisible(text) {
-        text.to_ascii_lowercase()
+    cleaned(text).to_ascii_lowercase()
+}
+
+/// `text` with invisible characters dropped and NUL bytes read as spaces,
+/// its case kept.
+fn cleaned(text: &str) -> String {
+    let mut clean = if !super::unicode::has_invisible(text) {
+        text.to_owned()
     } else {
         text.chars()
             .filter(|&c| !super::unicode::is_invisible(c))
-            .map(|c| c.to_ascii_lowercase())
             .collect()
     };
-    if lower.contains('\0') {
-        lower = lower.replace('\0', " ");
+    if clean.contains('\0') {
+        clean = clean.replace('\0', " ");
     }
-    lower
+    clean
 }
 
 /// Where a line is.
@@ -247,14 +267,16 @@ impl Context {
 }
 
 /// A logical line: its first line's number, its text as written (for
-/// messages) and lowercased without invisible characters (for the rules).
-struct Line {
-    number: usize,
-    text: String,
-    lower: String,
+/// messages), without invisible characters (`clean`) and that lowercased
+/// (`lower`, for the rules; the same length as `clean`).
+pub(super) struct Line {
+    pub number: usize,
+    pub text: String,
+    pub clean: String,
+    pub lower: String,
 }
 
-fn logical_lines(text: &str) -> Vec<Line> {
+pub(super) fn logical_lines(text: &str) -> Vec<Line> {
     let mut out = Vec::new();
     let mut pending: Option<Line> = None;
     for (index, raw) in text.lines().enumerate() {
@@ -267,12 +289,16 @@ fn logical_lines(text: &str) -> Vec<Line> {
         let line = pending.get_or_insert_with(|| Line {
             number: index + 1,
             text: String::new(),
+            clean: String::new(),
             lower: String::new(),
         });
         line.text.push_str(part);
-        line.lower.push_str(&normalized(part));
+        let clean = cleaned(part);
+        line.lower.push_str(&clean.to_ascii_lowercase());
+        line.clean.push_str(&clean);
         if continues {
             line.text.push(' ');
+            line.clean.push(' ');
             line.lower.push(' ');
         } else if let Some(done) = pending.take() {
             out.push(done);
@@ -409,11 +435,11 @@ fn listed<'a>(token: &str, paths: &[&'a str]) -> Option<&'a str> {
     })
 }
 
-const SHELLS: &[&str] = &[
+pub(super) const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash",
 ];
 
-fn is_interpreter(word: &str) -> bool {
+pub(super) fn is_interpreter(word: &str) -> bool {
     [
         "python",
         "perl",
@@ -600,6 +626,7 @@ const INSTALLERS: &[(&str, &str)] = &[
     ("ollama.com", "/install"),
     ("raw.githubusercontent.com", "/nvm-sh/"),
     ("raw.githubusercontent.com", "/homebrew/"),
+    ("apt.llvm.org", "/llvm.sh"),
 ];
 
 /// Paste, link-shortening, tunnelling and request-capture services: where
@@ -633,8 +660,8 @@ const SHADY: &[&str] = &[
 ];
 
 /// What the first URL of a line says about the download.
-#[derive(Debug, PartialEq, Eq)]
-enum Url {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Url {
     /// No literal URL: it comes from a variable.
     Unknown,
     /// A well-known installer or a documentation domain.
@@ -645,7 +672,7 @@ enum Url {
     Other(String),
 }
 
-fn classify_url(line: &str) -> Url {
+pub(super) fn classify_url(line: &str) -> Url {
     let Some(at) = line.find("://") else {
         return Url::Unknown;
     };
@@ -704,23 +731,29 @@ fn classify_url(line: &str) -> Url {
     Url::Other(host.to_owned())
 }
 
+/// How bad running a download from `url` is in a file of `kind`, `hidden`
+/// or not: an error for a suspicious host and anywhere hidden; for a
+/// well-known installer, a warning in a script and a note elsewhere; for
+/// any other host, an error in a script or `SKILL.md` and a warning
+/// elsewhere.
+pub(super) fn download_severity(url: &Url, kind: Kind, hidden: bool) -> Severity {
+    let known = matches!(url, Url::Known(_));
+    if matches!(url, Url::Suspicious(..)) || hidden {
+        return Severity::Error;
+    }
+    match (kind, known) {
+        (Kind::Script | Kind::Instructions, false) => Severity::Error,
+        (Kind::Script, true) | (Kind::Markdown | Kind::Other | Kind::Data, false) => {
+            Severity::Warning
+        }
+        (Kind::Instructions | Kind::Markdown | Kind::Other | Kind::Data, true) => Severity::Note,
+    }
+}
+
 fn download_to_shell(line: &Line, context: &Context) -> Option<Finding> {
     let runner = download_runner(&line.lower)?;
     let url = classify_url(&line.lower);
-    let known = matches!(url, Url::Known(_));
-    let severity = if matches!(url, Url::Suspicious(..)) || context.place.is_some() {
-        Severity::Error
-    } else {
-        match (context.kind, known) {
-            (Kind::Script | Kind::Instructions, false) => Severity::Error,
-            (Kind::Script, true) | (Kind::Markdown | Kind::Other | Kind::Data, false) => {
-                Severity::Warning
-            }
-            (Kind::Instructions | Kind::Markdown | Kind::Other | Kind::Data, true) => {
-                Severity::Note
-            }
-        }
-    };
+    let severity = download_severity(&url, context.kind, context.place.is_some());
     let from = match &url {
         Url::Unknown => "a download".to_owned(),
         Url::Known(host) | Url::Other(host) => format!("a download from {host}"),
@@ -895,7 +928,7 @@ const BROWSERS: &[&str] = &[
 ];
 
 /// The credential a line names, if any (an SSH public key is not one).
-fn credential(lower: &str) -> Option<(&'static str, &'static str)> {
+pub(super) fn credential(lower: &str) -> Option<(&'static str, &'static str)> {
     CREDENTIALS.iter().copied().find(|(token, _)| {
         lower.match_indices(token).any(|(at, _)| {
             let after = &lower[at + token.len()..];
@@ -1110,6 +1143,42 @@ const STARTUP: &[(&str, &str)] = &[
     (".config/autostart", "it runs code at every login"),
     ("/etc/rc.local", "it runs code at every boot"),
     (
+        ".git/hooks",
+        "a git hook runs at every commit, checkout or merge",
+    ),
+    (
+        ".ssh/config",
+        "an SSH config runs commands at every connection (`ProxyCommand`, `LocalCommand`)",
+    ),
+    (".vimrc", "an editor's start-up file runs at every start"),
+    (
+        ".vim/plugin",
+        "an editor's start-up file runs at every start",
+    ),
+    (
+        ".config/nvim",
+        "an editor's start-up file runs at every start",
+    ),
+    (".emacs", "an editor's start-up file runs at every start"),
+    (
+        ".gitconfig",
+        "git's settings can run commands (hooks, aliases, `core.sshCommand`)",
+    ),
+    (
+        ".config/git/config",
+        "git's settings can run commands (hooks, aliases, `core.sshCommand`)",
+    ),
+    (
+        ".claude/settings.json",
+        "an agent's settings run hooks in every session",
+    ),
+    (
+        ".claude/settings.local.json",
+        "an agent's settings run hooks in every session",
+    ),
+    ("sitecustomize.py", "Python runs it at every start"),
+    ("usercustomize.py", "Python runs it at every start"),
+    (
         "systemd/user",
         "it installs a service that runs again later",
     ),
@@ -1120,7 +1189,7 @@ const STARTUP: &[(&str, &str)] = &[
 ];
 
 /// Where a start-up file is named in `text` (at a path boundary).
-fn startup_target(text: &str) -> Option<(&'static str, &'static str)> {
+pub(super) fn startup_target(text: &str) -> Option<(&'static str, &'static str)> {
     STARTUP.iter().copied().find(|(target, _)| {
         text.match_indices(target).any(|(at, _)| {
             let before = text[..at].chars().next_back();
@@ -1164,6 +1233,25 @@ fn startup_written(lower: &str) -> Option<(&'static str, &'static str)> {
                 "launchctl" if args.iter().any(|a| matches!(*a, "load" | "bootstrap")) => {
                     Some(("launchctl load", "it schedules code to run again later"))
                 }
+                // Settings of git that run commands.
+                "git"
+                    if args.first() == Some(&"config")
+                        && args.iter().any(|a| {
+                            [
+                                "core.hookspath",
+                                "core.sshcommand",
+                                "core.fsmonitor",
+                                "core.pager",
+                                "core.editor",
+                                "credential.helper",
+                            ]
+                            .contains(a)
+                                || (a.starts_with("alias.")
+                                    && args.iter().any(|v| v.starts_with('!')))
+                        }) =>
+                {
+                    Some(("git config", "git runs the command it names from then on"))
+                }
                 _ => None,
             };
             if found.is_some() {
@@ -1196,7 +1284,7 @@ fn startup_written(lower: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// Documentation's usual setup advice: appending an `export`, `source`,
-/// `alias` or `eval "$(tool init)"` line.
+/// `alias` or `eval "$(tool init)"` line, that fetches nothing.
 fn is_setup_advice(lower: &str) -> bool {
     let Some(at) = lower.find("echo ").or_else(|| lower.find("printf ")) else {
         return false;
@@ -1208,12 +1296,14 @@ fn is_setup_advice(lower: &str) -> bool {
         .trim_start_matches("-e ")
         .trim_start()
         .trim_start_matches(['\'', '"']);
-    [
-        "export ", "source ", ". ", "alias ", "eval ", "path=", "set -gx ", "fpath", "[ -f ",
-        "[[ -f ",
-    ]
-    .iter()
-    .any(|a| content.starts_with(a))
+    let fetches = DOWNLOADERS.iter().any(|d| words(content).contains(d)) || content.contains("://");
+    !fetches
+        && [
+            "export ", "source ", ". ", "alias ", "eval ", "path=", "set -gx ", "fpath", "[ -f ",
+            "[[ -f ",
+        ]
+        .iter()
+        .any(|a| content.starts_with(a))
 }
 
 fn startup_write(line: &Line, context: &Context) -> Option<Finding> {

@@ -13,13 +13,15 @@
 //!   a claim to come first ("always use this skill"), or
 //!   [`NAMES_WARNING`] names of other skills.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::diagnostic::{Code, Finding, Severity};
 use crate::parse;
 use crate::spec::MAX_DESCRIPTION_CHARS;
+
+use super::confusable;
 
 /// Past this many characters a description is a flood.
 pub const FLOOD_CHARS: usize = 2 * MAX_DESCRIPTION_CHARS;
@@ -252,14 +254,56 @@ fn description(text: &str, chars: usize) -> Vec<Finding> {
     out
 }
 
-/// The names of the skills of a load, lowercased, for [`crowding`].
+/// The names of the skills of a load, lowercased, for [`crowding`], and
+/// by how they look ([`confusable::skeleton`]), for [`confusable_name`].
 #[derive(Clone, Debug, Default)]
-pub struct Names(HashSet<String>);
+pub struct Names {
+    lower: HashSet<String>,
+    looks: HashMap<String, Vec<String>>,
+}
 
 impl Names {
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Names {
-        Names(names.into_iter().map(str::to_lowercase).collect())
+        let lower: HashSet<String> = names.into_iter().map(str::to_lowercase).collect();
+        let mut looks: HashMap<String, Vec<String>> = HashMap::new();
+        for name in &lower {
+            looks
+                .entry(confusable::skeleton(name))
+                .or_default()
+                .push(name.clone());
+        }
+        Names { lower, looks }
     }
+}
+
+/// The findings about a skill that need the names of the other skills of
+/// its load: [`crowding`] and [`confusable_name`].
+pub fn across(description: &str, own: &str, names: &Names) -> Vec<Finding> {
+    crowding(description, own, names)
+        .into_iter()
+        .chain(confusable_name(own, names))
+        .collect()
+}
+
+/// `confusable-name` (error) for a name written with look-alike letters
+/// (`рdf` with a Cyrillic `р`) that looks like another skill's (`pdf`): a
+/// call meant for one could reach the other, and a person cannot tell.
+pub fn confusable_name(own: &str, names: &Names) -> Option<Finding> {
+    let lower = own.to_lowercase();
+    let looks = confusable::skeleton(&lower);
+    if looks == lower {
+        return None;
+    }
+    let other = names.looks.get(&looks)?.iter().find(|n| **n != lower)?;
+    Some(Finding::error(
+        Code::ConfusableName,
+        format!(
+            "the name `{}` looks like the skill `{}`: it is written with letters of another script (or invisible ones) that read as `{looks}`",
+            super::shown(own, 64),
+            super::shown(other, 64)
+        ),
+        "give the skill a name of its own, in plain letters",
+    ))
 }
 
 /// `description-flood` for a description that names other skills of the
@@ -272,7 +316,7 @@ pub fn crowding(description: &str, own: &str, names: &Names) -> Option<Finding> 
     let mut named: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':')))
         .map(|w| w.trim_matches(|c: char| matches!(c, '-' | '_' | ':')))
-        .filter(|w| w.chars().count() >= 3 && *w != own && names.0.contains(*w))
+        .filter(|w| w.chars().count() >= 3 && *w != own && names.lower.contains(*w))
         .collect();
     named.sort_unstable();
     named.dedup();

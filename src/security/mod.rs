@@ -31,6 +31,8 @@
 
 mod cache;
 mod commands;
+mod confusable;
+mod flow;
 mod format;
 mod frontmatter;
 mod markdown;
@@ -55,7 +57,7 @@ use crate::spec;
 use format::{Format, Unpacked};
 
 pub use cache::Cache;
-pub use frontmatter::{Names, crowding};
+pub use frontmatter::{Names, across, crowding};
 pub use screen::{Candidate, Screened, Verdict, screen};
 
 /// What a rule of the scan looks for, in a few words of our own: what a
@@ -72,6 +74,10 @@ pub fn rule(code: Code) -> &'static str {
         Code::Base64Exec => "encoded or disguised code that is run",
         Code::CredentialAccess => "credentials or secrets read or sent away",
         Code::ShellStartupWrite => "a change that makes the skill outlive itself",
+        Code::RemoteShell => "a shell handed to another machine",
+        Code::ConfusableText => "a word written with look-alike letters",
+        Code::HiddenHtml => "text hidden from people by its HTML",
+        Code::ConfusableName => "a name that looks like another skill's",
         Code::UnrestrictedShellTool => "a shell tool without limits",
         Code::DescriptionFlood => "a description that crowds out other skills",
         Code::ScanIncomplete => "files the security scan could not read whole",
@@ -587,10 +593,19 @@ fn scan_text(text: &str, kind: Kind) -> Vec<Finding> {
         Vec::new()
     };
     commands::scan(text, kind, &hidden, &mut out);
+    flow::scan(text, kind, &hidden, &mut out);
+    dedup(&mut out);
     if kind == Kind::Instructions {
         frontmatter::scan(text, &mut out);
     }
     out
+}
+
+/// One finding per line and code, the worst: the rules of one line and
+/// those that follow values may see the same thing.
+fn dedup(found: &mut Vec<Finding>) {
+    found.sort_by_key(|f| (f.line, f.code, f.severity));
+    found.dedup_by(|later, kept| later.line == kept.line && later.code == kept.code);
 }
 
 /// At most [`MAX_PER_CODE`] findings per code (the first ones), and one

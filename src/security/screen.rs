@@ -17,7 +17,7 @@ use crate::gate::Place;
 use crate::roots::Source;
 
 use super::cache::ApprovalsRead;
-use super::frontmatter::{Names, crowding};
+use super::frontmatter::{Names, across};
 use super::{Cache, FileFinding, Report, Seen};
 
 /// A skill of the load, as the screening needs it.
@@ -83,12 +83,12 @@ pub fn screen(
     screened.verdicts = vec![Verdict::Own; candidates.len()];
     for (&i, report) in scanned.iter().zip(reports) {
         let candidate = &candidates[i];
-        let extra: Vec<FileFinding> = crowding(candidate.description, candidate.name, &names)
+        let extra: Vec<FileFinding> = across(candidate.description, candidate.name, &names)
+            .into_iter()
             .map(|finding| FileFinding {
                 file: candidate.place.file_name.to_owned(),
                 finding,
             })
-            .into_iter()
             .collect();
         let report = cache.merged(candidate.place.dir, &report, extra);
         screened.verdicts[i] = if !report.has_errors() {

@@ -331,3 +331,152 @@ async fn an_edit_is_scanned_before_it_is_served_on_protocol_2026() {
     );
     server.stop().await;
 }
+
+/// The error codes `check --security` gives each payload of
+/// `fixtures/variants/attack` (each folder one payload; those past the
+/// scan's old bounds are made in the test above, not committed).
+const VARIANTS: &[(&str, &[&str])] = &[
+    (
+        "agent-settings-hook",
+        &["download-to-shell", "shell-startup-write"],
+    ),
+    ("awk-system", &["download-to-shell"]),
+    ("dl-and-then-run", &["download-to-shell"]),
+    ("dl-binary-run", &["download-to-shell"]),
+    ("dl-command-in-variable", &["download-to-shell"]),
+    ("dl-dollar-shell", &["download-to-shell"]),
+    ("dl-into-variable", &["download-to-shell"]),
+    ("dl-node-split", &["download-to-shell"]),
+    ("dl-python-c", &["download-to-shell"]),
+    ("dl-python-split", &["download-to-shell"]),
+    ("dl-semicolon-run", &["download-to-shell"]),
+    ("dl-tee-sudo", &["download-to-shell"]),
+    ("dl-url-in-variable", &["download-to-shell"]),
+    ("dns-exfiltration", &["credential-access"]),
+    ("dotenv-uploaded", &["credential-access"]),
+    ("dосx", &["confusable-name", "confusable-text"]),
+    ("env-sent-out", &["credential-access"]),
+    ("environ-posted", &["credential-access"]),
+    ("fake-flag-tags", &["hidden-unicode"]),
+    ("gcloud-credentials-sent", &["credential-access"]),
+    ("gh-token-sent", &["credential-access"]),
+    ("git-hook-written", &["shell-startup-write"]),
+    ("git-hooks-path", &["shell-startup-write"]),
+    ("hangul-filler-backdoor", &["hidden-unicode"]),
+    ("hidden-div", &["hidden-html"]),
+    ("hidden-setup-folder", &["download-to-shell"]),
+    (
+        "homoglyph-injection",
+        &["confusable-text", "html-comment-instructions"],
+    ),
+    ("later-credentials-encoded", &["credential-access"]),
+    (
+        "later-crontab",
+        &["download-to-shell", "shell-startup-write"],
+    ),
+    ("later-download-to-file", &["download-to-shell"]),
+    ("later-environ-items", &["credential-access"]),
+    ("later-hidden-span", &["hidden-html"]),
+    ("later-node-buffer", &["base64-exec"]),
+    ("later-one-fake-flag", &["hidden-unicode"]),
+    ("later-openssl-decode", &["base64-exec"]),
+    ("later-powershell-variable", &["download-to-shell"]),
+    ("later-process-substitution", &["download-to-shell"]),
+    ("later-python-one-liner", &["credential-access"]),
+    ("later-ruby-eval", &["download-to-shell"]),
+    ("later-sh-c-wget", &["download-to-shell"]),
+    (
+        "later-ssh-command",
+        &["download-to-shell", "shell-startup-write"],
+    ),
+    ("later-symlinked-key", &["credential-access"]),
+    ("later-system-comment", &["html-comment-instructions"]),
+    ("later-wget-perl", &["download-to-shell"]),
+    (
+        "later-zero-width-command",
+        &["download-to-shell", "zero-width-in-word"],
+    ),
+    ("later-zshrc-source", &["shell-startup-write"]),
+    ("netcat-shell", &["remote-shell"]),
+    ("nul-in-script", &["download-to-shell"]),
+    ("payload-in-png", &["download-to-shell"]),
+    ("perl-eval-split", &["base64-exec"]),
+    ("printenv-to-netcat", &["credential-access"]),
+    ("printf-hex-to-shell", &["base64-exec"]),
+    ("python-exec-split", &["base64-exec"]),
+    ("rev-to-shell", &["base64-exec"]),
+    ("reverse-shell", &["remote-shell"]),
+    ("reworded-injection", &["html-comment-instructions"]),
+    ("secret-variable-in-url", &["credential-access"]),
+    (
+        "soft-hyphen-command",
+        &["download-to-shell", "zero-width-in-word"],
+    ),
+    ("soft-hyphens", &["zero-width-in-word"]),
+    (
+        "ssh-proxycommand",
+        &["download-to-shell", "shell-startup-write"],
+    ),
+    ("ssh-tarred-out", &["credential-access"]),
+    ("tr-rot13-to-shell", &["base64-exec"]),
+    ("variation-selector-smuggling", &["hidden-unicode"]),
+    ("vimrc-autocmd", &["shell-startup-write"]),
+    ("xxd-to-shell", &["base64-exec"]),
+    ("zero-width-split-runs", &["hidden-unicode"]),
+    ("рdf", &["confusable-name", "confusable-text"]),
+];
+
+#[test]
+fn every_variant_is_caught_and_no_benign_control_is_flagged() {
+    let fixture = Fixture::new();
+    let out = fixture.run(&[
+        "--skills-dir",
+        "variants/attack",
+        "--skills-dir",
+        "variants/benign",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+        "check",
+        "--security",
+        "--json",
+    ]);
+    let json: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let mut errors: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    let mut benign = Vec::new();
+    for finding in json["security"]["findings"].as_array().unwrap() {
+        let path = finding["path"].as_str().unwrap();
+        let file = finding["file"].as_str().unwrap();
+        let folder = path[..path.len() - file.len() - 1]
+            .rsplit('/')
+            .next()
+            .unwrap();
+        let severity = finding["severity"].as_str().unwrap();
+        if path.contains("/variants/benign/") && severity != "note" {
+            benign.push(format!("{folder}/{file}: {severity} {}", finding["code"]));
+        }
+        if severity == "error" {
+            errors
+                .entry(folder.to_owned())
+                .or_default()
+                .insert(finding["code"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(benign.is_empty(), "{benign:#?}");
+    let expected: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = VARIANTS
+        .iter()
+        .map(|(folder, codes)| {
+            (
+                (*folder).to_owned(),
+                codes.iter().map(|c| (*c).to_owned()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(errors, expected);
+    // Every payload folder is in the table: a new one must be added there.
+    let folders = std::fs::read_dir(fixture.path("variants/attack"))
+        .unwrap()
+        .count();
+    assert_eq!(folders, VARIANTS.len());
+}

@@ -117,6 +117,8 @@ fn check_security_reports_each_rule_once_and_nothing_on_the_near_misses() {
 <T>/malicious/credential-read/scripts/backup.py
   error[credential-access] line 4: reads an SSH private key (`~/.ssh/id_rsa`): \"key = open(os.path.expanduser(\"~/.ssh/id_rsa\")).read()\"
     fix: a skill should not touch the user's credentials; let the user configure access (an environment variable, a credential helper)
+  error[credential-access] line 5: sends an SSH private key (from line 4) over the network (`a request`)
+    fix: a skill should not send the user's secrets anywhere; let the user configure access to the one service that needs it
 
 <T>/malicious/curl-pipe-shell/SKILL.md
   error[download-to-shell] line 11: runs a download from setup.tf-helper.dev with `bash`: code fetched at run time runs unreviewed with the user's rights
@@ -155,10 +157,10 @@ fn check_security_reports_each_rule_once_and_nothing_on_the_near_misses() {
     fix: allow only the commands the skill needs, e.g. `Bash(git status:*)`
 
 <T>/malicious/zero-width/SKILL.md
-  error[zero-width-in-word] line 8: zero-width character U+200B inside the word \"Al\\u{200b}ways\" in SKILL.md: it hides the word from people and filters, not from a model
+  error[zero-width-in-word] line 8: invisible character U+200B inside the word \"Al\\u{200b}ways\" in SKILL.md: it hides the word from people and filters, not from a model
     fix: delete the invisible character
 
-11 errors, 4 warnings, 2 notes in 11 files (14 skills served).
+12 errors, 4 warnings, 2 notes in 11 files (14 skills served).
 Security scan: 14 skills, 20 files, 7.6 KB scanned.
 "
     );
@@ -174,7 +176,7 @@ fn check_security_json_adds_a_security_section() {
     let out = fixture.run(&[MALICIOUS, &["check", "--security", "--json"]].concat());
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(report["errors"], 11);
+    assert_eq!(report["errors"], 12);
     assert_eq!(report["warnings"], 4);
     // The description flood is also left out of `skills/list`.
     assert_eq!(report["notes"], 2);
@@ -183,7 +185,7 @@ fn check_security_json_adds_a_security_section() {
     assert_eq!(security["files_scanned"], 20);
     assert_eq!(security["quarantined"], serde_json::json!([]));
     let findings = security["findings"].as_array().unwrap();
-    assert_eq!(findings.len(), 15);
+    assert_eq!(findings.len(), 16);
     let tags = findings
         .iter()
         .find(|f| f["code"] == "hidden-unicode")
@@ -231,7 +233,7 @@ fn quarantined_project_skills_are_reported_by_check_and_list() {
     fix: review its files (`skillserve check --security` lists every finding); to serve this version, run `skillserve trust deploy`
 
 <T>/repo/.claude/skills/sync/SKILL.md
-  error[quarantined]: skill 'sync' from a project folder is quarantined, not served: scripts/sync.py:2: credential-access: reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\"
+  error[quarantined]: skill 'sync' from a project folder is quarantined, not served: scripts/sync.py:2: credential-access: reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\" (and 1 more error)
     fix: review its files (`skillserve check --security` lists every finding); to serve this version, run `skillserve trust sync`
 
 2 errors, 0 warnings, 0 notes in 2 files (2 skills served).
@@ -290,7 +292,7 @@ sync    project  <T>/repo/.claude/skills/sync
                 "message": "reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\"",
                 "hint": "a skill should not touch the user's credentials; let the user configure access (an environment variable, a credential helper)",
             },
-            "errors": 1,
+            "errors": 2,
             "approve": "skillserve trust sync",
         })
     );
@@ -448,7 +450,7 @@ async fn a_quarantined_skill_reaches_no_surface_until_trusted_and_again_after_an
     assert!(is_error(&sync));
     assert_eq!(
         text(&sync),
-        "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access (credentials or secrets read or sent away). It comes from a project folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust sync`. Do not look for its files elsewhere; tell the user."
+        "Skill 'sync' is quarantined: scripts/sync.py:2: credential-access (credentials or secrets read or sent away) (and 1 more finding). It comes from a project folder that is not the user's own, and is not served until the user reviews it and runs `skillserve trust sync`. Do not look for its files elsewhere; tell the user."
     );
     // The refusal names the rule and where, and quotes nothing of the
     // skill's own text (which the finding's message does).
@@ -535,6 +537,7 @@ fn trust_shows_what_it_approves_and_needs_yes_without_a_terminal() {
     let shown = "\
 Skill 'sync' (project folder <T>/repo/.claude/skills/sync) is quarantined:
   error[credential-access] scripts/sync.py line 2: reads AWS credentials (`~/.aws/credentials`): \"key = open(os.path.expanduser('~/.aws/credentials')).read()\"
+  error[credential-access] scripts/sync.py line 3: sends AWS credentials (from line 2) over the network (`a request`)
 Approving serves this version (sha256:<D>) until any of its files changes.
 ";
     assert_eq!(digests_masked(&fixture.anonymize(&refused.stdout)), shown);
@@ -569,7 +572,7 @@ Approving serves this version (sha256:<D>) until any of its files changes.
         "{file}"
     );
     assert!(
-        file.contains("findings = [\"scripts/sync.py:2: credential-access\"]\n"),
+        file.contains("findings = [\"scripts/sync.py:2: credential-access\", \"scripts/sync.py:3: credential-access\"]\n"),
         "{file}"
     );
 
@@ -581,7 +584,7 @@ Approving serves this version (sha256:<D>) until any of its files changes.
     assert!(listed.starts_with("sync  approved 20"), "{listed}");
     assert!(
         listed.contains(
-            "\n    <T>/repo/.claude/skills/sync: the skill there is this version\n    approved findings: scripts/sync.py:2: credential-access\n\n1 approval in <T>/home/.config/skillserve/trusted.toml\n"
+            "\n    <T>/repo/.claude/skills/sync: the skill there is this version\n    approved findings: scripts/sync.py:2: credential-access, scripts/sync.py:3: credential-access\n\n1 approval in <T>/home/.config/skillserve/trusted.toml\n"
         ),
         "{listed}"
     );
