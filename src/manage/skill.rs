@@ -168,7 +168,9 @@ pub fn view(found: &Found, files: &Files) -> SkillView {
 pub fn file(skill: &Skill, files: &Files, path: &str) -> Result<FileView, FileError> {
     let target = Gate::open(skill.place())?.resolve(path)?;
     let rel = target.rel().to_owned();
-    Ok(match files.read(target)? {
+    // Shown to the person reviewing the skill (quarantined ones too, which is
+    // what the manager is for), not served to a model: no digest to check.
+    Ok(match files.read(target, false)?.0 {
         Content::Text { text, mime } => FileView::Text {
             path: rel,
             mime,

@@ -1417,13 +1417,14 @@ async fn the_first_call_after_start_up_serves_an_installed_skill_only_once_scree
     assert!(!is_error(&pdf), "{}", text(&pdf));
     server.stop().await;
 
-    // The same over HTTP, the first call as soon as the server listens.
+    // The same over HTTP, the first call as soon as the server is ready.
     let mut command = crate::common::http::HttpServer::command(
         &fixture,
         &["--no-project", "--no-user", "--no-plugins"],
     );
     sources_env(&fixture, &mut command);
     let server = crate::common::http::HttpServer::start_command(command);
+    server.wait_until(|server| server.get("/healthz", &[]).status == 200);
     assert!(
         http_call(&server, "lint").starts_with("Skill 'lint' is quarantined: SKILL.md:9: "),
         "{}",
