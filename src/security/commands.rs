@@ -236,11 +236,11 @@ fn normalized(text: &str) -> String {
 /// `text` with invisible characters dropped and NUL bytes read as spaces,
 /// its case kept.
 fn cleaned(text: &str) -> String {
-    let mut clean = if !super::unicode::has_invisible(text) {
+    let mut clean = if !super::invisible::has_invisible(text) {
         text.to_owned()
     } else {
         text.chars()
-            .filter(|&c| !super::unicode::is_invisible(c))
+            .filter(|&c| !super::invisible::is_invisible(c))
             .collect()
     };
     if clean.contains('\0') {

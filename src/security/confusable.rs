@@ -124,7 +124,7 @@ const TWINS: &[(char, char)] = &[
 /// skeleton cannot be told apart by a person.
 pub(super) fn skeleton(text: &str) -> String {
     text.chars()
-        .filter(|&c| !super::unicode::is_invisible(c))
+        .filter(|&c| !super::invisible::is_invisible(c))
         .map(|c| twin(c).unwrap_or(c))
         .flat_map(char::to_lowercase)
         .collect()

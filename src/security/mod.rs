@@ -35,6 +35,7 @@ mod confusable;
 mod flow;
 mod format;
 mod frontmatter;
+mod invisible;
 mod markdown;
 mod screen;
 mod unicode;
@@ -674,7 +675,7 @@ fn shown(text: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || unicode::is_invisible(c) {
+        if c.is_control() || invisible::is_invisible(c) {
             out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             out.push(c);

@@ -201,6 +201,7 @@ fn a_private_index_is_reached_with_a_header_naming_an_environment_variable() {
         .env("SKILLS_TOKEN", TOKEN)
         .env("SKILLSERVE_LOG", "debug");
     let server = HttpServer::start_command(command);
+    server.wait_until(|server| server.get("/healthz", &[]).status == 200);
     server.wait_until(|server| http_call(server, "hello").contains("third way"));
     said.push_str(&server.log());
     drop(server);

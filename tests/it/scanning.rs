@@ -240,6 +240,7 @@ async fn every_file_is_scanned_by_its_bytes_and_what_is_not_scanned_whole_quaran
     let mut names = names;
     names.sort();
     // Reading a file without permission works as root: then it is scanned.
+    // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let mut expected = vec!["heavy", "hidden", "long", "nul", "png", "program"];
     if !root {
