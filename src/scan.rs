@@ -107,6 +107,10 @@ pub struct Dirs {
     /// targets may lie in folders nobody watches: the server checks these
     /// with a `stat` at each interval rather than rescanning everything.
     pub links: Vec<(PathBuf, Option<Stamp>)>,
+    /// Store entries a lock names that are not there (`store-missing`):
+    /// `sync` brings them back without touching the lock, so the store is
+    /// watched for them to appear.
+    pub missing_entries: Vec<PathBuf>,
 }
 
 /// Parsed frontmatter (or the reason it failed) by skill folder, valid while

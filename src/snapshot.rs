@@ -69,6 +69,7 @@ pub fn load_with(
     roots.extend(plugins.roots);
     let mut scan = scan::scan(&roots, config.max_file_bytes, &mut cache.scan);
     scan.diagnostics.extend(installed.diagnostics);
+    scan.dirs.missing_entries = installed.missing;
     scan.diagnostics.extend(plugins.diagnostics);
     // The server's first load lists installed skills as their installation
     // scanned them (`add` and `update` refuse error-level findings without

@@ -101,6 +101,8 @@ pub struct Installed {
     /// One root per served skill, in lock order.
     pub roots: Vec<Root>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The store entries of skills whose entry is not there.
+    pub missing: Vec<PathBuf>,
 }
 
 /// The files whose changes change the installed roots: the user's lock
@@ -199,6 +201,9 @@ fn push_roots(
                 Err(problem) => {
                     record.forget_entry(&skill.digest);
                     changed = true;
+                    if matches!(problem, EntryProblem::Missing) {
+                        out.missing.push(entry.clone());
+                    }
                     out.diagnostics
                         .push(problem.diagnostic(source, skill, &entry, scope));
                     continue;

@@ -121,7 +121,11 @@ impl Plan {
         for dir in &snapshot.screened_dirs {
             plan.entry(dir).screened = true;
         }
-        for missing in &snapshot.missing_roots {
+        for missing in snapshot
+            .missing_roots
+            .iter()
+            .chain(&snapshot.dirs.missing_entries)
+        {
             plan.toward(missing);
         }
         // A root that is a symlink can be re-pointed without a change inside

@@ -30,8 +30,9 @@ async fn until(
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the server did not see the change: {}",
-            text(&answer)
+            "the server did not see the change: {}\nLOG:\n{}",
+            text(&answer),
+            server.stderr().text()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -444,6 +445,20 @@ async fn a_project_lock_is_written_by_add_project_synced_by_a_teammate_and_serve
         out.stdout,
         out.stderr
     );
+    expect_in(&mate, &clone, &["sync"], 0);
+    until(&server, |r| !crate::common::is_error(r)).await;
+    server.stop().await;
+
+    // Missing before the server starts, and no periodic refresh: the store
+    // is watched for the entry the lock names, so `sync` alone brings the
+    // skill back.
+    remove_entry(&mate, &pdf_digest);
+    let mut command = mate.command(&["--no-user", "--no-plugins", "--refresh-interval", "0"]);
+    sources_env(&mate, &mut command);
+    command.current_dir(&clone);
+    let server = Server::start(command).await;
+    server.watching().await;
+    assert!(crate::common::is_error(&server.call("pdf").await));
     expect_in(&mate, &clone, &["sync"], 0);
     until(&server, |r| !crate::common::is_error(r)).await;
     server.stop().await;
