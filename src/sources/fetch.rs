@@ -227,6 +227,7 @@ fn fetch_index(
         });
     }
     let mut look = Vec::new();
+    let mut downloads = Vec::new();
     for entry in &entries {
         let dest = tree.path().join(&entry.name);
         let reused = previous.and_then(|locked| {
@@ -237,10 +238,11 @@ fn fetch_index(
             copy_entry(&context.paths, &skill.digest, &dest).ok()
         });
         if reused.is_none() {
-            index::fetch_artifact(&client, entry, &dest)?;
+            downloads.push((entry, dest.clone()));
         }
         look.push((dest, Layout::Skill));
     }
+    fetch_artifacts(&client, &downloads)?;
     let mut found = found::find(tree.path(), &look, context.max_file_bytes, &|dir| {
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
         entries
@@ -276,6 +278,55 @@ fn fetch_index(
         signature,
         _tree: tree,
     })
+}
+
+/// Artifacts downloaded at once, at most: an index of a thousand skills
+/// takes a thousand round trips, which one at a time is most of a minute.
+const PARALLEL_DOWNLOADS: usize = 8;
+
+/// Downloads each `(entry, dest)`, [`PARALLEL_DOWNLOADS`] at a time on
+/// scoped threads (the client blocks). On failure, the first failing entry
+/// in the index's order is reported and the rest are not started.
+fn fetch_artifacts(
+    client: &Client,
+    downloads: &[(&index::Entry, PathBuf)],
+) -> Result<(), SourceError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let mut errors: Vec<(usize, SourceError)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..PARALLEL_DOWNLOADS.min(downloads.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut errors = Vec::new();
+                    while !failed.load(Ordering::Relaxed) {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((entry, dest)) = downloads.get(at) else {
+                            break;
+                        };
+                        if let Err(err) = index::fetch_artifact(client, entry, dest) {
+                            failed.store(true, Ordering::Relaxed);
+                            errors.push((at, err));
+                        }
+                    }
+                    errors
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    errors.sort_by_key(|(at, _)| *at);
+    match errors.into_iter().next() {
+        Some((_, err)) => Err(err),
+        None => Ok(()),
+    }
 }
 
 /// The index's signature, `index.json.sig` beside it: none (the host

@@ -1,6 +1,12 @@
 //! Downloads for index sources: `GET` with a size cap, over HTTPS (plain
 //! `http://` only to this machine), following redirects by hand so that
 //! every hop obeys the same rule; and resolving an index's relative URLs.
+//!
+//! No server can hold a download for long: connecting, the answer's head
+//! and every read of its body must each come within [`STALL`] (30 s), and
+//! the whole download within four times that (2 min), so a server that
+//! stalls or drips a byte at a time fails in minutes, named. Tests scale the
+//! bounds down with `SKILLSERVE_HTTP_STALL_SECS` (seconds, fractions allowed).
 
 use std::time::Duration;
 
@@ -9,30 +15,48 @@ use super::credentials::Credentials;
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 10;
-/// How long connecting may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one download may take in all.
-const TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long connecting, the answer's head, or any one read of its body may
+/// take.
+const STALL: Duration = Duration::from_secs(30);
+/// How many [`STALL`]s one download (with its redirects) may take in all.
+const TOTAL_STALLS: u32 = 4;
+/// Overrides [`STALL`] (seconds), for tests of stalling servers.
+const STALL_VARIABLE: &str = "SKILLSERVE_HTTP_STALL_SECS";
+
+/// The bounds in force: [`STALL`], unless [`STALL_VARIABLE`] says otherwise.
+fn stall() -> Duration {
+    std::env::var(STALL_VARIABLE)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs > 0.0)
+        .map_or(STALL, Duration::from_secs_f64)
+}
 
 /// A blocking HTTP client with skillserve's settings. The proxy comes from
 /// the usual variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`).
 pub struct Client {
     agent: ureq::Agent,
+    stall: Duration,
     /// A private index's headers, sent to its origin only.
     credentials: Credentials,
 }
 
 impl Default for Client {
     fn default() -> Client {
+        let stall = stall();
         let config = ureq::Agent::config_builder()
             .max_redirects(0)
             .http_status_as_error(false)
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_global(Some(TOTAL_TIMEOUT))
+            .timeout_connect(Some(stall))
+            .timeout_send_request(Some(stall))
+            .timeout_recv_response(Some(stall))
+            .timeout_per_read(Some(stall))
+            .timeout_global(Some(stall * TOTAL_STALLS))
             .user_agent(concat!("skillserve/", env!("CARGO_PKG_VERSION")))
             .build();
         Client {
             agent: ureq::Agent::new_with_config(config),
+            stall,
             credentials: Credentials::default(),
         }
     }
@@ -71,7 +95,9 @@ impl Client {
             for (name, value) in self.credentials.for_url(&current) {
                 request = request.header(name, value);
             }
-            let mut response = request.call().map_err(|err| failed(err.to_string()))?;
+            let mut response = request
+                .call()
+                .map_err(|err| failed(self.describe(&current, err)))?;
             let status = response.status();
             if status.is_redirection() {
                 let location = response
@@ -106,7 +132,7 @@ impl Client {
                     ureq::Error::BodyExceedsLimit(_) => {
                         failed(format!("it is larger than {limit} bytes"))
                     }
-                    other => failed(other.to_string()),
+                    other => failed(self.describe(&current, other)),
                 });
         }
         Err(SourceError::Http {
@@ -114,6 +140,47 @@ impl Client {
             message: format!("more than {MAX_REDIRECTS} redirects"),
         })
     }
+}
+
+impl Client {
+    /// What went wrong, in words: a timeout names the host and the bound.
+    fn describe(&self, url: &str, err: ureq::Error) -> String {
+        use ureq::Timeout;
+        let host = host(url);
+        let secs = |d: Duration| {
+            let secs = d.as_secs_f64();
+            if secs.fract() == 0.0 {
+                format!("{secs:.0} s")
+            } else {
+                format!("{secs} s")
+            }
+        };
+        match err {
+            ureq::Error::Timeout(Timeout::Resolve | Timeout::Connect) => {
+                format!("could not connect to {host} within {}", secs(self.stall))
+            }
+            ureq::Error::Timeout(Timeout::Global | Timeout::PerCall | Timeout::RecvBody) => {
+                format!(
+                    "{host} did not send it all within {} (it sends too slowly)",
+                    secs(self.stall * TOTAL_STALLS)
+                )
+            }
+            ureq::Error::Timeout(_) => {
+                format!("no answer from {host} within {}", secs(self.stall))
+            }
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+                format!("no answer from {host} within {}", secs(self.stall))
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The host (and port) of `url`, without any user information.
+fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.rsplit('@').next().unwrap_or("")
 }
 
 /// `https://` anywhere; `http://` only to this machine (a download that

@@ -371,3 +371,190 @@ fn update_calls_out_every_file_add_counts_as_a_script() {
         out.stdout
     );
 }
+
+/// How a [`SlowHost`] answers a path.
+#[derive(Clone, Copy)]
+enum Pace {
+    /// Reads the request and never answers.
+    Stall,
+    /// Sends its head, then a byte of a long body every 100 ms.
+    Drip,
+    /// Waits 300 ms, then sends the file (counting downloads in flight).
+    Slow,
+}
+
+/// A web host on this machine answering each connection on its own
+/// thread: files below `root`, at the pace its path's prefix sets
+/// (`/stall/`, `/drip/`, `/slow/`, else at once); it records the most
+/// downloads of `/slow/` it served at once.
+struct SlowHost {
+    port: u16,
+    most_at_once: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl SlowHost {
+    fn start(root: std::path::PathBuf) -> SlowHost {
+        use std::io::{BufRead, BufReader};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let most_at_once = Arc::new(AtomicUsize::new(0));
+        let (most, now) = (Arc::clone(&most_at_once), Arc::new(AtomicUsize::new(0)));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let (root, most, now) = (root.clone(), Arc::clone(&most), Arc::clone(&now));
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut request = String::new();
+                    let _ = reader.read_line(&mut request);
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
+                            break;
+                        }
+                    }
+                    let path = request.split(' ').nth(1).unwrap_or("/").to_owned();
+                    let pace = [
+                        ("/stall/", Pace::Stall),
+                        ("/drip/", Pace::Drip),
+                        ("/slow/", Pace::Slow),
+                    ]
+                    .into_iter()
+                    .find(|(prefix, _)| path.starts_with(prefix))
+                    .map(|(_, pace)| pace);
+                    match pace {
+                        Some(Pace::Stall) => {
+                            std::thread::sleep(std::time::Duration::from_secs(30));
+                            return;
+                        }
+                        Some(Pace::Drip) => {
+                            let _ = stream
+                                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n");
+                            for _ in 0..300 {
+                                std::thread::sleep(std::time::Duration::from_millis(100));
+                                if stream.write_all(b"x").is_err() {
+                                    return;
+                                }
+                            }
+                            return;
+                        }
+                        Some(Pace::Slow) => {
+                            let at_once = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(at_once, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(300));
+                            now.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        None => {}
+                    }
+                    let response = match std::fs::read(root.join(path.trim_start_matches('/'))) {
+                        Ok(body) => {
+                            let mut response = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                                body.len()
+                            )
+                            .into_bytes();
+                            response.extend(body);
+                            response
+                        }
+                        Err(_) => b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec(),
+                    };
+                    let _ = stream.write_all(&response);
+                });
+            }
+        });
+        SlowHost { port, most_at_once }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// An index of `skills` skills whose SKILL.md files lie below `folder/`
+/// (`stall`, `drip`, `slow` or `fast`) of `site/`.
+fn paced_index(fixture: &Fixture, folder: &str, skills: usize) {
+    let entries: Vec<serde_json::Value> = (0..skills)
+        .map(|i| {
+            let name = format!("skill-{i:02}");
+            let text = skill_md(&name, "d", "# Body");
+            let path = format!("/{folder}/{name}/SKILL.md");
+            fixture.write(&format!("site{path}"), &text);
+            serde_json::json!({"name": name, "type": "skill-md", "description": "d",
+                               "url": path, "digest": sha256_digest(text.as_bytes())})
+        })
+        .collect();
+    publish_index(
+        fixture,
+        &serde_json::json!({
+            "$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
+            "skills": entries,
+        }),
+    );
+}
+
+/// `skillserve add URL --yes` with the download bounds scaled down to
+/// `stall` seconds (the whole download: four times that).
+fn add_with_stall(fixture: &Fixture, url: &str, stall: &str) -> (Option<i32>, String, f64) {
+    let mut command = fixture.command(&["add", url, "--yes"]);
+    sources_env(fixture, &mut command);
+    command.env("SKILLSERVE_HTTP_STALL_SECS", stall);
+    let started = std::time::Instant::now();
+    let output = command.stderr(Stdio::piped()).output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stderr).unwrap(),
+        started.elapsed().as_secs_f64(),
+    )
+}
+
+#[test]
+fn a_server_that_stalls_or_drips_fails_the_add_in_bounded_time_and_is_named() {
+    let fixture = Fixture::empty();
+    let host = SlowHost::start(fixture.path("site"));
+    let authority = host.url().trim_start_matches("http://").to_owned();
+
+    paced_index(&fixture, "stall", 1);
+    let (code, stderr, took) = add_with_stall(&fixture, &host.url(), "0.5");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "skillserve: could not fetch {}/stall/skill-00/SKILL.md: no answer from {authority} within 0.5 s\n",
+            host.url()
+        )
+    );
+    assert!(took < 20.0, "a stalled add took {took:.1} s");
+
+    // A byte every 100 ms never trips the bound on one read; the bound on
+    // the whole download (4 × 0.5 s) ends it.
+    paced_index(&fixture, "drip", 1);
+    let (code, stderr, took) = add_with_stall(&fixture, &host.url(), "0.5");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "skillserve: could not fetch {}/drip/skill-00/SKILL.md: {authority} did not send it all within 2 s (it sends too slowly)\n",
+            host.url()
+        )
+    );
+    assert!(took < 20.0, "a dripped add took {took:.1} s");
+    nothing_written(&fixture);
+}
+
+#[test]
+fn an_index_s_artifacts_are_downloaded_several_at_once() {
+    let fixture = Fixture::empty();
+    let host = SlowHost::start(fixture.path("site"));
+    paced_index(&fixture, "slow", 20);
+    let out = expect(&fixture, &["add", &host.url(), "--yes"], 0);
+    assert!(out.stdout.contains("Installed 20 skills"), "{}", out.stdout);
+    let expected: Vec<String> = (0..20).map(|i| format!("skill-{i:02}")).collect();
+    assert_eq!(served(&fixture), expected);
+    let most = host.most_at_once.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (2..=8).contains(&most),
+        "{most} downloads were served at once; expected several, at most 8"
+    );
+}
