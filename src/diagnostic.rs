@@ -54,6 +54,7 @@ codes! {
     DescriptionNotText = "description-not-text",
     // Walking roots.
     DanglingSymlink = "dangling-symlink",
+    SymlinkAsText = "symlink-as-text",
     DirUnreadable = "dir-unreadable",
     RootUnreadable = "root-unreadable",
     RootNotADirectory = "root-not-a-directory",
@@ -122,13 +123,18 @@ codes! {
 }
 
 impl Code {
-    /// Whether the code is about a skills folder as a whole (missing,
-    /// unreadable, a file, skills in a hidden folder of it): `list` names
-    /// those.
-    pub fn is_about_a_root(self) -> bool {
+    /// Whether `list` names diagnostics of this code in full: those about a
+    /// skills folder as a whole (missing, unreadable, a file, skills in a
+    /// hidden folder of it), and skills a checkout lost (symbolic links git
+    /// wrote as text), which would otherwise just be absent from the list.
+    pub fn is_listed(self) -> bool {
         matches!(
             self,
-            Code::RootMissing | Code::RootNotADirectory | Code::RootUnreadable | Code::HiddenSkills
+            Code::RootMissing
+                | Code::RootNotADirectory
+                | Code::RootUnreadable
+                | Code::HiddenSkills
+                | Code::SymlinkAsText
         )
     }
 }

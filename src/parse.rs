@@ -382,6 +382,18 @@ fn locate(text: &str, complete: bool) -> Located<'_> {
         // Not a skill (behaviour.md §12): taking a name and a description from
         // any file named SKILL.md would put the first lines of whatever it is
         // into the tool description.
+        Split::Missing { body } if complete && link_as_text(body).is_some() => {
+            let target = link_as_text(body).unwrap_or_default();
+            Located::Done(Step::Done(Err(Finding::error(
+                Code::SymlinkAsText,
+                format!(
+                    "SKILL.md holds only `{}`: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so this skill is not served",
+                    target
+                ),
+                LINK_AS_TEXT_FIX,
+            )
+            .on_line(1))))
+        }
         Split::Missing { .. } => Located::Done(Step::Done(Err(ReadError::NoFrontmatter
             .finding()
             .on_line(1)))),
@@ -745,6 +757,28 @@ fn needs_quotes(value: &str) -> bool {
         || value.ends_with(':')
         || value.starts_with(['*', '&', '!', '%', '@', '`', ',', '?'])
         || value.starts_with("- ")
+}
+
+/// What to do about a symbolic link git checked out as a text file.
+pub const LINK_AS_TEXT_FIX: &str = "run `git config core.symlinks true` in the repository, then `git checkout -- .` to check the links out again; on Windows, turn on Developer Mode first so that git may make links";
+
+/// The target, when `text` is what git writes in place of a symbolic link
+/// with `core.symlinks` false: one line (no line break after it), a
+/// relative path with at least one `/` or naming `..`, without control
+/// characters, at most 1 KiB. A `SKILL.md` so written points at another
+/// `SKILL.md`; a skill folder so written at a folder.
+///
+/// Such a file is named, not followed: following a text file as a link
+/// would let any small file point the server elsewhere, past the gate's
+/// rules for real links, while the fix is one git setting.
+pub fn link_as_text(text: &str) -> Option<&str> {
+    let relative = !text.starts_with(['/', '\\']) && text.as_bytes().get(1) != Some(&b':');
+    (text.len() <= 1024
+        && !text.is_empty()
+        && relative
+        && !text.chars().any(char::is_control)
+        && (text.contains('/') || text == ".."))
+        .then_some(text)
 }
 
 #[cfg(test)]

@@ -912,6 +912,43 @@ fn dangling(link: &Path, severity: Severity, fenced: bool) -> Diagnostic {
     .at(link)
 }
 
+/// A warning when `entry`, a regular file where a skill folder could be,
+/// is what git writes for a symbolic link to a skill folder with
+/// `core.symlinks` false (on Windows by default): a file of a few bytes
+/// holding a relative path ([`parse::link_as_text`]) to a folder with a
+/// `SKILL.md`. Only names a skill folder may have (no `.`) are read, and a
+/// project's target is looked at only inside the repository.
+fn folder_link_as_text(entry: &fs::DirEntry, fence: Option<&Fence>) -> Option<Diagnostic> {
+    const MAX: u64 = 1024;
+    if entry.file_name().as_encoded_bytes().contains(&b'.') {
+        return None;
+    }
+    let len = entry.metadata().ok()?.len();
+    if len > MAX {
+        return None;
+    }
+    let path = entry.path();
+    let bytes = disk::read_bytes(&path, MAX).ok()?;
+    let target = crate::parse::link_as_text(std::str::from_utf8(&bytes).ok()?)?;
+    let folder = path.parent()?.join(target);
+    if let Some(fence) = fence {
+        contained(&folder, fence).ok()?;
+    }
+    SkillFile::ALL
+        .iter()
+        .any(|file| folder.join(file.as_str()).is_file())
+        .then(|| {
+            Finding::warning(
+                Code::SymlinkAsText,
+                format!(
+                    "this {len}-byte file holds `{target}`, a skill folder: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so no skill is served from here"
+                ),
+                crate::parse::LINK_AS_TEXT_FIX,
+            )
+            .at(&path)
+        })
+}
+
 fn symlink_loop() -> Finding {
     Finding::warning(
         Code::SymlinkLoop,
@@ -1025,6 +1062,8 @@ fn read_children(
         let path = entry.path();
         if kind.is_dir() {
             children.push((path, FileId::of_entry(&entry, parent)));
+        } else if kind.is_file() {
+            diagnostics.extend(folder_link_as_text(&entry, fence));
         } else if kind.is_symlink() {
             if let Some(fence) = fence
                 && let Err(outside) = contained(&path, fence)

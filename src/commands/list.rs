@@ -207,7 +207,7 @@ fn list_summary(
         )?;
     }
     let report = report(snapshot, max_file_bytes);
-    for diagnostic in report.iter().filter(|d| d.code.is_about_a_root()) {
+    for diagnostic in report.iter().filter(|d| d.code.is_listed()) {
         writeln!(out, "{}", printable(&diagnostic.to_string()))?;
     }
     let counts = Counts::of(&report);

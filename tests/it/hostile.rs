@@ -399,3 +399,109 @@ fn stdout_is_only_json_rpc_over_the_hostile_tree_with_trace_logging() {
     }
     assert_eq!(status.code(), Some(0));
 }
+
+const LINK_FIX: &str = "run `git config core.symlinks true` in the repository, then `git checkout -- .` to check the links out again; on Windows, turn on Developer Mode first so that git may make links";
+
+/// `check` and `list` of the skills folder `root` (relative to the
+/// fixture), with no other root.
+fn check_and_list(fixture: &Fixture, root: &str) -> (String, String) {
+    let args = [
+        "--skills-dir",
+        root,
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+    ];
+    let check = fixture.run(&[&["check"][..], &args].concat());
+    assert_eq!(check.status.code(), Some(1), "{}", check.stderr);
+    let list = fixture.run(&[&["list"][..], &args].concat());
+    assert_eq!(list.status.code(), Some(0), "{}", list.stderr);
+    (
+        fixture.anonymize(&check.stdout),
+        fixture.anonymize(&list.stdout),
+    )
+}
+
+#[test]
+fn symbolic_links_git_wrote_as_text_are_named_in_check_and_list_with_the_fix() {
+    let fixture = Fixture::new();
+    let (check, list) = check_and_list(&fixture, "links-as-text/skills");
+    assert_eq!(
+        check,
+        format!(
+            "<T>/links-as-text/skills/docx/SKILL.md\n  error[symlink-as-text] line 1: SKILL.md holds only `../../shared/docx/SKILL.md`: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so this skill is not served\n    fix: {LINK_FIX}\n\n\
+             <T>/links-as-text/skills/pdf\n  warning[symlink-as-text]: this 13-byte file holds `../shared/pdf`, a skill folder: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so no skill is served from here\n    fix: {LINK_FIX}\n\n\
+             1 error, 1 warning, 0 notes in 2 files (1 skill served).\n"
+        )
+    );
+    assert_eq!(
+        list,
+        format!(
+            "xlsx  custom   <T>/links-as-text/skills/xlsx\n    Edit spreadsheets.\n\n1 skill (custom 1)\n\
+             warning[symlink-as-text] <T>/links-as-text/skills/pdf: this 13-byte file holds `../shared/pdf`, a skill folder: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so no skill is served from here ({LINK_FIX})\n\
+             error[symlink-as-text] <T>/links-as-text/skills/docx/SKILL.md:1: SKILL.md holds only `../../shared/docx/SKILL.md`: a symbolic link that git checked out as a text file (`core.symlinks` is false, as on Windows by default), so this skill is not served ({LINK_FIX})\n\
+             1 error, 1 warning, 0 notes in 2 files; run `skillserve check` for details\n"
+        )
+    );
+}
+
+#[test]
+fn a_clone_made_with_core_symlinks_false_has_its_links_named_not_lost() {
+    use std::os::unix::fs::symlink;
+    let fixture = Fixture::empty();
+    let repo = fixture.path("repo");
+    fixture.write(
+        "repo/shared/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Fill PDF forms.\n---\n",
+    );
+    fixture.write(
+        "repo/shared/docx/SKILL.md",
+        "---\nname: docx\ndescription: Edit Word documents.\n---\n",
+    );
+    std::fs::create_dir_all(fixture.path("repo/skills/docx")).unwrap();
+    symlink("../shared/pdf", fixture.path("repo/skills/pdf")).unwrap();
+    symlink(
+        "../../shared/docx/SKILL.md",
+        fixture.path("repo/skills/docx/SKILL.md"),
+    )
+    .unwrap();
+    let git = |args: &[&str]| crate::sources::git(&fixture, fixture.root(), args);
+    crate::sources::git(&fixture, &repo, &["init", "--quiet"]);
+    crate::sources::git(&fixture, &repo, &["add", "--all"]);
+    crate::sources::git(&fixture, &repo, &["commit", "--quiet", "-m", "links"]);
+    // As on Windows without the right to make links.
+    git(&[
+        "clone",
+        "--quiet",
+        "-c",
+        "core.symlinks=false",
+        "repo",
+        "windows",
+    ]);
+    assert!(fixture.path("windows/skills/pdf").is_file());
+    let (check, list) = check_and_list(&fixture, "windows/skills");
+    for out in [&check, &list] {
+        assert!(
+            out.contains("<T>/windows/skills/pdf") && out.contains("holds `../shared/pdf`"),
+            "{out}"
+        );
+        assert!(
+            out.contains("holds only `../../shared/docx/SKILL.md`"),
+            "{out}"
+        );
+        assert!(out.contains(LINK_FIX), "{out}");
+    }
+    // The same repository cloned with links: both skills, nothing to say.
+    git(&["clone", "--quiet", "repo", "unix"]);
+    let out = fixture.run(&[
+        "list",
+        "--skills-dir",
+        "unix/skills",
+        "--no-user",
+        "--no-project",
+        "--no-plugins",
+    ]);
+    let out = fixture.anonymize(&out.stdout);
+    assert!(out.contains("2 skills (custom 2)\n"), "{out}");
+    assert!(!out.contains("symlink-as-text"), "{out}");
+}
