@@ -55,6 +55,7 @@ codes! {
     // Walking roots.
     DanglingSymlink = "dangling-symlink",
     SymlinkAsText = "symlink-as-text",
+    FileLeftOut = "file-left-out",
     DirUnreadable = "dir-unreadable",
     RootUnreadable = "root-unreadable",
     RootNotADirectory = "root-not-a-directory",

@@ -226,6 +226,23 @@ pub fn find(
                 security: true,
             }
         }));
+        findings.extend(left_out(skill).into_iter().map(|(rel, files)| Shown {
+            severity: Severity::Note,
+            code: Code::FileLeftOut,
+            place: match files {
+                0 => place(&skill.dir.join(&rel), None),
+                _ => format!("{}/", place(&skill.dir.join(&rel), None)),
+            },
+            message: match files {
+                0 => "hidden, so it is not installed (no hidden file of a skill is served)"
+                    .to_owned(),
+                n => format!(
+                    "a hidden folder of {n} file{}, so it is not installed (no hidden file of a skill is served)",
+                    crate::text::plural(n)
+                ),
+            },
+            security: false,
+        }));
         let shown_dir = place(&skill.dir, None);
         match hash_files(skill) {
             Ok(files) => {
@@ -268,6 +285,48 @@ pub fn find(
         }
     }
     out
+}
+
+/// What the skill folder holds that is not installed because it is
+/// hidden (what the security scan reads but the server does not list): each
+/// hidden file (0), or hidden folder with how many files it holds, relative
+/// to the skill folder. In path order. Version-control metadata and `node_modules`, which neither reads,
+/// are not named.
+fn left_out(skill: &Skill) -> Vec<(String, usize)> {
+    let Ok(gate) = Gate::open(skill.place()) else {
+        return Vec::new();
+    };
+    let served: HashSet<String> = listing::list(&gate)
+        .files
+        .into_iter()
+        .map(|entry| entry.path)
+        .collect();
+    let Ok(gate) = Gate::open(skill.place()) else {
+        return Vec::new();
+    };
+    let mut out: std::collections::BTreeMap<String, usize> = Default::default();
+    for entry in listing::walk_in(&gate, "", listing::Scope::Scanned)
+        .listing
+        .files
+    {
+        if served.contains(&entry.path) {
+            continue;
+        }
+        // The path down to its first hidden name: that file or folder.
+        let mut parts = entry.path.split('/');
+        let mut shown = String::new();
+        let mut folder = false;
+        for part in parts.by_ref() {
+            shown.push_str(part);
+            if crate::disk::is_private(part.as_bytes()) {
+                folder = parts.next().is_some();
+                break;
+            }
+            shown.push('/');
+        }
+        *out.entry(shown).or_default() += usize::from(folder);
+    }
+    out.into_iter().collect()
 }
 
 /// The files of `skill` as the server lists them, each opened through the

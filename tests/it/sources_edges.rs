@@ -558,3 +558,56 @@ fn an_index_s_artifacts_are_downloaded_several_at_once() {
         "{most} downloads were served at once; expected several, at most 8"
     );
 }
+
+#[test]
+fn add_and_update_name_the_hidden_files_they_leave_out() {
+    let fixture = Fixture::empty();
+    let dev = "skills/devcontainer-setup";
+    let url = repository(
+        &fixture,
+        "upstream",
+        &[
+            (
+                format!("{dev}/SKILL.md"),
+                skill_md("devcontainer-setup", "Set up a dev container.", "# Dev"),
+            ),
+            (
+                format!("{dev}/install.sh"),
+                "#!/bin/sh\ncp resources/.zshrc ~\n".into(),
+            ),
+            (format!("{dev}/resources/.zshrc"), "export X=1\n".into()),
+            (
+                format!("{dev}/.github/workflows/ci.yml"),
+                "on: push\n".into(),
+            ),
+            (format!("{dev}/.github/CODEOWNERS"), "* @a\n".into()),
+        ],
+    );
+    let out = expect(&fixture, &["add", &url, "--yes"], 0);
+    let notes: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("file-left-out"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "      note[file-left-out] skills/devcontainer-setup/.github/: a hidden folder of 2 files, so it is not installed (no hidden file of a skill is served)",
+            "      note[file-left-out] skills/devcontainer-setup/resources/.zshrc: hidden, so it is not installed (no hidden file of a skill is served)",
+        ],
+        "{}",
+        out.stdout
+    );
+    // An update naming a new hidden file of a changed skill.
+    fixture.write(&format!("upstream/{dev}/.env.example"), "X=1\n");
+    fixture.write(&format!("upstream/{dev}/install.sh"), "#!/bin/sh\n");
+    commit_all(&fixture, &fixture.path("upstream"));
+    let out = expect(&fixture, &["update", "--yes"], 0);
+    assert!(
+        out.stdout.contains(
+            "note[file-left-out] skills/devcontainer-setup/.env.example: hidden, so it is not installed (no hidden file of a skill is served)"
+        ),
+        "{}",
+        out.stdout
+    );
+}
