@@ -86,6 +86,7 @@ fn place(name: &str) -> Place<'static> {
         dir: shared(name),
         file_name: "SKILL.md",
         fence: None,
+        hidden: skillserve::gate::Hidden::Refused,
     }
 }
 

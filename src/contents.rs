@@ -197,6 +197,7 @@ mod tests {
             dir,
             file_name: "SKILL.md",
             fence: None,
+            hidden: crate::gate::Hidden::Refused,
         }
     }
 
@@ -267,6 +268,7 @@ mod tests {
             dir: &dir,
             file_name: "SKILL.md",
             fence: Some(&fence),
+            hidden: crate::gate::Hidden::Refused,
         };
         let contents = Contents::new(1 << 20);
         assert_eq!(&*contents.read(place).unwrap(), "inside");

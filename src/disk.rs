@@ -455,6 +455,18 @@ pub fn is_private(name: &[u8]) -> bool {
     name.starts_with(b".") || name.eq_ignore_ascii_case(b"node_modules")
 }
 
+/// Whether an entry named `name` is what no skill holds, hidden or not:
+/// version-control metadata (`.git`, `.hg`, `.svn`, a repository's own
+/// records, which no skill runs) or `node_modules` (what a package manager
+/// installed, thousands of files that would stop every listing at its
+/// bounds), in any case. Neither an installed skill nor the security scan
+/// reads them.
+pub fn is_metadata(name: &[u8]) -> bool {
+    [&b".git"[..], b".hg", b".svn", b"node_modules"]
+        .iter()
+        .any(|skipped| name.eq_ignore_ascii_case(skipped))
+}
+
 /// A path as a hash key, hashed and compared as bytes (hashing a `Path`
 /// walks its components, a cost on every call that looks up a skill's kept
 /// files), and shared with the skill the snapshot serves from it. Looked up

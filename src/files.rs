@@ -528,6 +528,7 @@ mod tests {
             dir,
             file_name: "SKILL.md",
             fence: None,
+            hidden: crate::gate::Hidden::Refused,
         }
     }
 
@@ -692,6 +693,7 @@ mod tests {
             dir: &dir,
             file_name: "SKILL.md",
             fence: Some(&fence),
+            hidden: crate::gate::Hidden::Refused,
         };
         let files = Files::new(1 << 20);
         let listing = files.listing(place, &shared).unwrap();

@@ -84,12 +84,42 @@ pub struct Place<'a> {
     pub file_name: &'a str,
     /// For a project skill, the repository.
     pub fence: Option<&'a Fence>,
+    /// Which names are not part of the skill: [`Hidden::Served`] for an
+    /// installed source, else [`Hidden::Refused`].
+    pub hidden: Hidden,
 }
 
 impl Place<'_> {
     /// The skill's own file.
     pub fn file(&self) -> PathBuf {
         self.dir.join(self.file_name)
+    }
+}
+
+/// Which names on the way to a file a gate refuses (behaviour.md §9.0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hidden {
+    /// Hidden names and `node_modules` ([`disk::is_private`]): the user's
+    /// and projects' own folders, where a hidden file is the user's own
+    /// business (`.env`, editors' files), never a skill's.
+    Refused,
+    /// Only version-control metadata and `node_modules`
+    /// ([`disk::is_metadata`]): an installed source, whose publisher
+    /// committed its hidden files into the skill (`resources/.zshrc` that
+    /// its `install.sh` copies); they were scanned as every file is.
+    Served,
+    /// None: the security scan, which reads what it will never serve.
+    Read,
+}
+
+impl Hidden {
+    /// Whether a path through `name` is refused.
+    pub fn refuses(self, name: &[u8]) -> bool {
+        match self {
+            Hidden::Refused => disk::is_private(name),
+            Hidden::Served => disk::is_metadata(name),
+            Hidden::Read => false,
+        }
     }
 }
 
@@ -264,7 +294,7 @@ impl Target {
 /// paths longer than [`MAX_PATH_BYTES`]. Empty and `.` components are
 /// dropped, so "" and "." name the skill folder itself. Percent-encoding is
 /// not decoded here: `%2e%2e` is just a name.
-pub fn clean(requested: &str) -> Result<String, FileError> {
+pub fn clean(requested: &str, hidden: Hidden) -> Result<String, FileError> {
     if requested.len() > MAX_PATH_BYTES {
         return Err(FileError::TooLong);
     }
@@ -284,7 +314,7 @@ pub fn clean(requested: &str) -> Result<String, FileError> {
         match part {
             "" | "." => {}
             ".." => return Err(FileError::Climbs),
-            name if disk::is_private(name.as_bytes()) => {
+            name if hidden.refuses(name.as_bytes()) => {
                 return Err(FileError::Hidden {
                     name: name.to_owned(),
                 });
@@ -336,7 +366,7 @@ fn in_project(fence: &Fence, path: &Path, folder: bool) -> Result<File, FileErro
     let walk = Walk {
         root: &top,
         names: &|| vec![fence.path.clone(), fence.real.clone()],
-        hidden: false,
+        hidden: Hidden::Read,
     };
     match walk.open(rel, folder) {
         Err(FileError::Outside) => Err(FileError::OutsideProject),
@@ -396,7 +426,7 @@ impl<'a> Gate<'a> {
     /// The file or folder `requested` (a path a client gave) names: its
     /// text checked ([`clean`]), then opened beneath the skill folder.
     pub fn resolve(&self, requested: &str) -> Result<Target, FileError> {
-        let rel = clean(requested)?;
+        let rel = clean(requested, self.place.hidden)?;
         let opened = self.open_rel(&rel)?;
         Ok(Target { rel, opened })
     }
@@ -404,7 +434,7 @@ impl<'a> Gate<'a> {
     /// `rel` (a cleaned path, "" for the skill folder) opened beneath the
     /// skill folder; the skill's own file as [`open_own`] opens it.
     pub fn open_rel(&self, rel: &str) -> Result<Opened, FileError> {
-        self.open_in(rel, true)
+        self.open_in(rel, self.place.hidden)
     }
 
     /// `rel` opened beneath the skill folder as [`Gate::open_rel`] opens
@@ -413,10 +443,10 @@ impl<'a> Gate<'a> {
     /// (what it reads this way is never served). Symlinks still never lead
     /// out of the skill folder.
     pub fn open_unserved(&self, rel: &str) -> Result<Opened, FileError> {
-        self.open_in(rel, false)
+        self.open_in(rel, Hidden::Read)
     }
 
-    fn open_in(&self, rel: &str, hidden: bool) -> Result<Opened, FileError> {
+    fn open_in(&self, rel: &str, hidden: Hidden) -> Result<Opened, FileError> {
         if self.place.file_name == rel {
             return Ok(open_own(self.place)?);
         }
@@ -492,8 +522,8 @@ struct Walk<'a> {
     /// follows links, and the final path decides).
     #[cfg_attr(windows, allow(dead_code))]
     names: &'a dyn Fn() -> Vec<PathBuf>,
-    /// Whether hidden names and `node_modules` are refused.
-    hidden: bool,
+    /// Which names are refused.
+    hidden: Hidden,
 }
 
 impl Walk<'_> {
@@ -520,12 +550,12 @@ impl Walk<'_> {
 /// `hidden`, through no hidden name or `node_modules` there. The relative
 /// path when it passes.
 #[cfg(any(windows, test))]
-fn check_final(root: &Path, real: &Path, hidden: bool) -> Result<String, FileError> {
+fn check_final(root: &Path, real: &Path, hidden: Hidden) -> Result<String, FileError> {
     let rest = real.strip_prefix(root).map_err(|_| FileError::Outside)?;
     let mut parts = Vec::new();
     for part in rest.iter() {
         let name = part.to_string_lossy();
-        if hidden && disk::is_private(name.as_bytes()) {
+        if hidden.refuses(name.as_bytes()) {
             return Err(FileError::HiddenTarget);
         }
         parts.push(name.into_owned());
@@ -548,7 +578,6 @@ mod sys {
     use rustix::io::Errno;
 
     use super::{Entry, FileError, MAX_HOPS, Walk};
-    use crate::disk;
 
     /// A file opened to be read, or a folder to be listed: never blocking
     /// (a FIFO), never becoming a controlling terminal.
@@ -613,7 +642,7 @@ mod sys {
                 }
                 continue;
             }
-            if walk.hidden && disk::is_private(name.as_bytes()) {
+            if walk.hidden.refuses(name.as_bytes()) {
                 // Only a symlink's target can hold one here: the path
                 // asked for was cleaned.
                 return Err(FileError::HiddenTarget);
@@ -793,7 +822,7 @@ mod sys {
         let walk = Walk {
             root: &dir,
             names: &Vec::<PathBuf>::new,
-            hidden: true,
+            hidden: crate::gate::Hidden::Refused,
         };
         for rel in ["", "top.md", "a", "a/b", "a/b/c.md"] {
             let (hand, _) = by_hand(&walk, Path::new(rel), READ).unwrap();
@@ -858,7 +887,7 @@ mod sys {
                 return None;
             }
             let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-            if walk.hidden {
+            if walk.hidden != crate::gate::Hidden::Read {
                 resolve |= ResolveFlags::NO_SYMLINKS;
             }
             let path = if rel.as_os_str().is_empty() {
@@ -1019,6 +1048,7 @@ pub(crate) mod tests {
             dir,
             file_name,
             fence,
+            hidden: Hidden::Refused,
         }
     }
 
@@ -1041,7 +1071,10 @@ pub(crate) mod tests {
             "references/..",
             "..",
         ] {
-            assert!(matches!(clean(path), Err(FileError::Climbs)), "{path}");
+            assert!(
+                matches!(clean(path, Hidden::Refused), Err(FileError::Climbs)),
+                "{path}"
+            );
         }
         for path in [
             "/etc/passwd",
@@ -1051,14 +1084,23 @@ pub(crate) mod tests {
             "c:x",
             "//server/share",
         ] {
-            assert!(matches!(clean(path), Err(FileError::Absolute)), "{path}");
-        }
-        assert!(matches!(clean("a\\b"), Err(FileError::Backslash)));
-        for path in ["a\0b", "forms\n.md", "x\r", "\u{1b}[31m", "tab\there"] {
-            assert!(matches!(clean(path), Err(FileError::Control)), "{path:?}");
+            assert!(
+                matches!(clean(path, Hidden::Refused), Err(FileError::Absolute)),
+                "{path}"
+            );
         }
         assert!(matches!(
-            clean(&"a/".repeat(MAX_PATH_BYTES)),
+            clean("a\\b", Hidden::Refused),
+            Err(FileError::Backslash)
+        ));
+        for path in ["a\0b", "forms\n.md", "x\r", "\u{1b}[31m", "tab\there"] {
+            assert!(
+                matches!(clean(path, Hidden::Refused), Err(FileError::Control)),
+                "{path:?}"
+            );
+        }
+        assert!(matches!(
+            clean(&"a/".repeat(MAX_PATH_BYTES), Hidden::Refused),
             Err(FileError::TooLong)
         ));
         for (path, name) in [
@@ -1066,7 +1108,7 @@ pub(crate) mod tests {
             ("./x/.env", ".env"),
             ("NODE_MODULES/x.js", "NODE_MODULES"),
         ] {
-            match clean(path) {
+            match clean(path, Hidden::Refused) {
                 Err(FileError::Hidden { name: got }) => assert_eq!(got, name),
                 other => panic!("{path}: {other:?}"),
             }
@@ -1077,7 +1119,7 @@ pub(crate) mod tests {
             ("./a//b/", "a/b"),
             ("%2e%2e", "%2e%2e"),
         ] {
-            assert_eq!(clean(path).unwrap(), cleaned, "{path}");
+            assert_eq!(clean(path, Hidden::Refused).unwrap(), cleaned, "{path}");
         }
     }
 
@@ -1285,20 +1327,25 @@ pub(crate) mod tests {
     fn a_final_path_must_lie_below_the_skill_and_pass_the_hidden_rule() {
         let root = Path::new("/s/pdf");
         assert_eq!(
-            check_final(root, Path::new("/s/pdf/references/forms.md"), true).unwrap(),
+            check_final(
+                root,
+                Path::new("/s/pdf/references/forms.md"),
+                Hidden::Refused
+            )
+            .unwrap(),
             "references/forms.md"
         );
-        assert_eq!(check_final(root, root, true).unwrap(), "");
+        assert_eq!(check_final(root, root, Hidden::Refused).unwrap(), "");
         for real in ["/s/pdf/.git/config", "/s/pdf/a/node_modules/x.js"] {
             assert!(matches!(
-                check_final(root, Path::new(real), true),
+                check_final(root, Path::new(real), Hidden::Refused),
                 Err(FileError::HiddenTarget)
             ));
         }
-        assert!(check_final(root, Path::new("/s/pdf/.git/config"), false).is_ok());
+        assert!(check_final(root, Path::new("/s/pdf/.git/config"), Hidden::Read).is_ok());
         for real in ["/s/other/x", "/s/pdf-x/y", "/etc/passwd"] {
             assert!(matches!(
-                check_final(root, Path::new(real), true),
+                check_final(root, Path::new(real), Hidden::Refused),
                 Err(FileError::Outside)
             ));
         }

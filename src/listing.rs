@@ -160,7 +160,9 @@ enum Reach {
 ///
 /// Breadth first, each folder in name order, so that when a bound stops it
 /// the files nearest the top are the ones listed. Skipped: hidden entries
-/// (names starting with `.`) and `node_modules` (in any case), names that are
+/// (names starting with `.`) and `node_modules` (in any case) — in an
+/// installed source only version-control metadata and `node_modules`
+/// ([`Scope::skips`]) —, names that are
 /// not UTF-8 or hold a control character, anything that is neither a regular
 /// file nor a folder, symlinks the gate refuses (dangling, looping, leading
 /// outside the skill folder or to a hidden entry), and symlinks to a folder
@@ -184,18 +186,21 @@ pub enum Scope {
 }
 
 impl Scope {
-    /// Whether an entry named `name` is left out of a listing.
+    /// Whether an entry named `name` is left out of a listing of `gate`'s
+    /// skill.
     ///
-    /// The scan leaves out `.git`, `.hg` and `.svn` (a repository's own
-    /// records, which no skill runs) and `node_modules` (what a package
-    /// manager installed there, thousands of files that would stop every
-    /// listing at its bounds); everything else hidden is read.
-    pub fn skips(self, name: &str) -> bool {
+    /// What is served leaves out what the skill's place refuses
+    /// ([`Hidden`](crate::gate::Hidden)): hidden names and `node_modules`
+    /// in the user's and projects' folders, only version-control metadata
+    /// and `node_modules` in an installed source. The scan leaves out
+    /// `.git`, `.hg` and `.svn` (a repository's own records, which no skill
+    /// runs) and `node_modules` (what a package manager installed there,
+    /// thousands of files that would stop every listing at its bounds);
+    /// everything else hidden is read.
+    pub fn skips(self, gate: &Gate, name: &str) -> bool {
         match self {
-            Scope::Served => disk::is_private(name.as_bytes()),
-            Scope::Scanned => [".git", ".hg", ".svn", "node_modules"]
-                .iter()
-                .any(|skipped| name.eq_ignore_ascii_case(skipped)),
+            Scope::Served => gate.place().hidden.refuses(name.as_bytes()),
+            Scope::Scanned => disk::is_metadata(name.as_bytes()),
         }
     }
 
@@ -339,7 +344,8 @@ fn visit(
         .into_iter()
         .filter_map(|(name, found)| {
             let name = name.into_string().ok()?;
-            (!name.chars().any(char::is_control) && !scope.skips(&name)).then_some((name, found))
+            (!name.chars().any(char::is_control) && !scope.skips(gate, &name))
+                .then_some((name, found))
         })
         .collect();
     named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -480,6 +486,7 @@ pub(crate) mod tests {
             dir,
             file_name,
             fence: None,
+            hidden: crate::gate::Hidden::Refused,
         }
     }
 

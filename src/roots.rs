@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::gate::Fence;
+use crate::gate::{Fence, Hidden};
 use crate::lock::{Scope, Signer, SourceKind};
 
 /// The names a skill's file may have, in the order they are looked for.
@@ -53,6 +53,17 @@ pub enum Source {
 }
 
 impl Source {
+    /// Which names are not part of a skill of this source: an installed
+    /// source's hidden files are its publisher's (only version-control
+    /// metadata and `node_modules` are not); in the user's and projects'
+    /// own folders no hidden file is a skill's.
+    pub fn hidden(self) -> Hidden {
+        match self {
+            Source::Installed => Hidden::Served,
+            _ => Hidden::Refused,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Custom => "custom",

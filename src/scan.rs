@@ -284,6 +284,7 @@ fn parse_all(
             dir: &hit.dir,
             file_name: hit.file_name.as_str(),
             fence: root.fence.as_deref(),
+            hidden: root.source.hidden(),
         };
         let outcome = gate::open_own(place)
             .map_err(ParseError::from)

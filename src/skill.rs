@@ -69,6 +69,7 @@ impl Skill {
             dir: &self.dir,
             file_name: self.file_name.as_str(),
             fence: self.fence(),
+            hidden: self.source.hidden(),
         }
     }
 

@@ -98,6 +98,7 @@ pub fn load_with(
                     dir: &found.dir,
                     file_name: found.file_name.as_str(),
                     fence: roots[found.root].fence.as_deref(),
+                    hidden: roots[found.root].source.hidden(),
                 },
                 source: roots[found.root].source,
                 name: &found.parsed.name,

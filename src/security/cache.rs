@@ -242,6 +242,7 @@ mod tests {
             dir: &skill,
             file_name: "SKILL.md",
             fence: None,
+            hidden: crate::gate::Hidden::Refused,
         };
         let mut cache = Cache::default();
         let first = cache.reports(&[place]);

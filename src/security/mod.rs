@@ -698,6 +698,7 @@ mod tests {
             dir,
             file_name: "SKILL.md",
             fence: None,
+            hidden: crate::gate::Hidden::Refused,
         })
     }
 
@@ -870,6 +871,7 @@ mod tests {
             dir: &skill_dir,
             file_name: "SKILL.md",
             fence: Some(&fence),
+            hidden: crate::gate::Hidden::Refused,
         });
         let got: Vec<(String, Severity)> = report
             .findings

@@ -41,7 +41,6 @@ use tokio::time::Instant;
 
 use crate::disk;
 use crate::installed;
-use crate::listing::Scope;
 use crate::memory;
 use crate::plugins;
 use crate::roots;
@@ -203,7 +202,7 @@ impl Plan {
         let skipped = scan::is_skipped(name);
         let name = name.to_string_lossy();
         (interest.any && !skipped)
-            || (interest.screened && !Scope::Scanned.skips(&name))
+            || (interest.screened && !crate::disk::is_metadata(name.as_bytes()))
             || (interest.skill_md && roots::SKILL_FILES.contains(&&*name))
             || interest.more.as_ref().is_some_and(|more| {
                 more.names.iter().any(|n| **n == *name)

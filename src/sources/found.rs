@@ -226,22 +226,28 @@ pub fn find(
                 security: true,
             }
         }));
-        findings.extend(left_out(skill).into_iter().map(|(rel, files)| Shown {
-            severity: Severity::Note,
-            code: Code::FileLeftOut,
-            place: match files {
-                0 => place(&skill.dir.join(&rel), None),
-                _ => format!("{}/", place(&skill.dir.join(&rel), None)),
-            },
-            message: match files {
-                0 => "hidden, so it is not installed (no hidden file of a skill is served)"
-                    .to_owned(),
-                n => format!(
-                    "a hidden folder of {n} file{}, so it is not installed (no hidden file of a skill is served)",
-                    crate::text::plural(n)
-                ),
-            },
-            security: false,
+        findings.extend(left_out(skill, tree).into_iter().map(|(rel, files)| {
+            let name = rel.rsplit('/').next().unwrap_or_default();
+            let what = match name.eq_ignore_ascii_case("node_modules") {
+                true => "what a package manager installed",
+                false => "version-control metadata",
+            };
+            Shown {
+                severity: Severity::Note,
+                code: Code::FileLeftOut,
+                place: match files {
+                    0 => place(&skill.dir.join(&rel), None),
+                    _ => format!("{}/", place(&skill.dir.join(&rel), None)),
+                },
+                message: match files {
+                    0 => format!("{what}, so it is not installed"),
+                    n => format!(
+                        "{what} ({n} file{}), so it is not installed",
+                        crate::text::plural(n)
+                    ),
+                },
+                security: false,
+            }
         }));
         let shown_dir = place(&skill.dir, None);
         match hash_files(skill) {
@@ -287,46 +293,58 @@ pub fn find(
     out
 }
 
-/// What the skill folder holds that is not installed because it is
-/// hidden (what the security scan reads but the server does not list): each
-/// hidden file (0), or hidden folder with how many files it holds, relative
-/// to the skill folder. In path order. Version-control metadata and `node_modules`, which neither reads,
-/// are not named.
-fn left_out(skill: &Skill) -> Vec<(String, usize)> {
-    let Ok(gate) = Gate::open(skill.place()) else {
-        return Vec::new();
-    };
-    let served: HashSet<String> = listing::list(&gate)
-        .files
-        .into_iter()
-        .map(|entry| entry.path)
-        .collect();
-    let Ok(gate) = Gate::open(skill.place()) else {
-        return Vec::new();
-    };
-    let mut out: std::collections::BTreeMap<String, usize> = Default::default();
-    for entry in listing::walk_in(&gate, "", listing::Scope::Scanned)
-        .listing
-        .files
-    {
-        if served.contains(&entry.path) {
+/// What the skill folder holds that is not installed, and is not the
+/// fetch's own `.git` at `tree`'s top: version-control metadata and
+/// `node_modules` ([`disk::is_metadata`](crate::disk::is_metadata)), each
+/// with how many files it holds (0 for a file), relative to the skill
+/// folder, in path order. Symlinks are not followed.
+fn left_out(skill: &Skill, tree: &Path) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(skill.dir.to_path_buf(), String::new(), 0)];
+    while let Some((dir, rel, depth)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
             continue;
-        }
-        // The path down to its first hidden name: that file or folder.
-        let mut parts = entry.path.split('/');
-        let mut shown = String::new();
-        let mut folder = false;
-        for part in parts.by_ref() {
-            shown.push_str(part);
-            if crate::disk::is_private(part.as_bytes()) {
-                folder = parts.next().is_some();
-                break;
+        };
+        for entry in entries.flatten() {
+            let (name, path) = (entry.file_name(), entry.path());
+            let Some(name) = name.to_str() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let child = match rel.is_empty() {
+                true => name.to_owned(),
+                false => format!("{rel}/{name}"),
+            };
+            if crate::disk::is_metadata(name.as_bytes()) {
+                if path != tree.join(".git") {
+                    out.push((child, if kind.is_dir() { count_files(&path) } else { 0 }));
+                }
+            } else if kind.is_dir() && depth < listing::MAX_DEPTH {
+                stack.push((path, child, depth + 1));
             }
-            shown.push('/');
         }
-        *out.entry(shown).or_default() += usize::from(folder);
     }
-    out.into_iter().collect()
+    out.sort();
+    out
+}
+
+/// How many files are below `dir` (at least 1 for an empty folder's
+/// wording; counting stops at 100,000).
+fn count_files(dir: &Path) -> usize {
+    let (mut count, mut stack) = (0usize, vec![dir.to_path_buf()]);
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(entry.path()),
+                Ok(_) => count += 1,
+                Err(_) => {}
+            }
+            if count >= 100_000 {
+                return count;
+            }
+        }
+    }
+    count.max(1)
 }
 
 /// The files of `skill` as the server lists them, each opened through the
@@ -468,7 +486,11 @@ mod tests {
             "---\nname: pdf\ndescription: Fill PDF forms.\n---\nbody\n",
         );
         write(&tree.join("skills/pdf/scripts/fill.py"), "print(1)\n");
-        write(&tree.join("skills/pdf/.hidden"), "never installed\n");
+        write(&tree.join("skills/pdf/.hidden"), "the publisher's too\n");
+        write(
+            &tree.join("skills/pdf/node_modules/x.js"),
+            "never installed\n",
+        );
         write(
             &tree.join("other/pdf/SKILL.md"),
             "---\nname: pdf\ndescription: Another.\n---\n",
@@ -518,7 +540,7 @@ mod tests {
         );
         let pdf = &only_skills.candidates[0];
         let paths: Vec<&str> = pdf.files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["SKILL.md", "scripts/fill.py"]);
+        assert_eq!(paths, [".hidden", "SKILL.md", "scripts/fill.py"]);
         assert_eq!(pdf.scripts().count(), 1);
         assert_eq!(
             pdf.digest,

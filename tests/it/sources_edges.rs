@@ -9,7 +9,8 @@ use std::process::Stdio;
 
 use crate::common::{Fixture, sha256_digest};
 use crate::sources::{
-    StaticHost, expect, git, index_with, lock_text, nothing_written, skill_md, sources_env, tar_gz,
+    StaticHost, expect, git, index_with, lock_text, nothing_written, run, skill_md, sources_env,
+    tar_gz,
 };
 
 /// The flags that leave only installed skills in `list` and `check`.
@@ -560,7 +561,7 @@ fn an_index_s_artifacts_are_downloaded_several_at_once() {
 }
 
 #[test]
-fn add_and_update_name_the_hidden_files_they_leave_out() {
+fn hidden_files_of_an_installed_skill_are_served_and_what_is_left_out_is_named() {
     let fixture = Fixture::empty();
     let dev = "skills/devcontainer-setup";
     let url = repository(
@@ -580,10 +581,18 @@ fn add_and_update_name_the_hidden_files_they_leave_out() {
                 format!("{dev}/.github/workflows/ci.yml"),
                 "on: push\n".into(),
             ),
-            (format!("{dev}/.github/CODEOWNERS"), "* @a\n".into()),
+            (format!("{dev}/node_modules/a/index.js"), "1\n".into()),
+            (format!("{dev}/node_modules/b.js"), "2\n".into()),
+            (format!("{dev}/vendor/.svn"), "x\n".into()),
         ],
     );
     let out = expect(&fixture, &["add", &url, "--yes"], 0);
+    assert!(
+        out.stdout
+            .contains("      skills/devcontainer-setup · 4 files, "),
+        "{}",
+        out.stdout
+    );
     let notes: Vec<&str> = out
         .stdout
         .lines()
@@ -592,22 +601,72 @@ fn add_and_update_name_the_hidden_files_they_leave_out() {
     assert_eq!(
         notes,
         [
-            "      note[file-left-out] skills/devcontainer-setup/.github/: a hidden folder of 2 files, so it is not installed (no hidden file of a skill is served)",
-            "      note[file-left-out] skills/devcontainer-setup/resources/.zshrc: hidden, so it is not installed (no hidden file of a skill is served)",
+            "      note[file-left-out] skills/devcontainer-setup/node_modules/: what a package manager installed (2 files), so it is not installed",
+            "      note[file-left-out] skills/devcontainer-setup/vendor/.svn: version-control metadata, so it is not installed",
         ],
         "{}",
         out.stdout
     );
-    // An update naming a new hidden file of a changed skill.
+    // Served: the hidden files the publisher committed.
+    for (file, text) in [
+        ("resources/.zshrc", "export X=1\n"),
+        (".github/workflows/ci.yml", "on: push\n"),
+    ] {
+        let out = expect(
+            &fixture,
+            &[&["show", "devcontainer-setup", file][..], &BARE].concat(),
+            0,
+        );
+        assert!(out.stdout.ends_with(text), "{file}: {}", out.stdout);
+    }
+    let out = run(
+        &fixture,
+        &[
+            &["show", "devcontainer-setup", "node_modules/b.js"][..],
+            &BARE,
+        ]
+        .concat(),
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", out.stdout);
+    // The user's own skills keep the hidden rule.
+    fixture.write("mine/own/SKILL.md", &skill_md("own", "Mine.", "# Own"));
+    fixture.write("mine/own/.zshrc", "export Y=2\n");
+    let out = run(
+        &fixture,
+        &[
+            "show",
+            "own",
+            ".zshrc",
+            "--skills-dir",
+            "mine",
+            "--no-user",
+            "--no-project",
+            "--no-plugins",
+        ],
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("`.zshrc` is not served"),
+        "{}",
+        out.stderr
+    );
+    // An update names what it leaves out of a changed skill, and installs
+    // a new hidden file.
     fixture.write(&format!("upstream/{dev}/.env.example"), "X=1\n");
-    fixture.write(&format!("upstream/{dev}/install.sh"), "#!/bin/sh\n");
+    fixture.write(&format!("upstream/{dev}/node_modules/c.js"), "3\n");
     commit_all(&fixture, &fixture.path("upstream"));
     let out = expect(&fixture, &["update", "--yes"], 0);
     assert!(
         out.stdout.contains(
-            "note[file-left-out] skills/devcontainer-setup/.env.example: hidden, so it is not installed (no hidden file of a skill is served)"
-        ),
+            "note[file-left-out] skills/devcontainer-setup/node_modules/: what a package manager installed (3 files), so it is not installed"
+        ) && out.stdout.contains("added .env.example"),
         "{}",
         out.stdout
     );
+    let out = expect(
+        &fixture,
+        &[&["show", "devcontainer-setup", ".env.example"][..], &BARE].concat(),
+        0,
+    );
+    assert!(out.stdout.ends_with("X=1\n"), "{}", out.stdout);
 }
