@@ -154,6 +154,76 @@ fn load_project_warm(bencher: Bencher, n: usize) {
         .bench_local(|| snapshot::load(&config, &mut cache, Some(&first)));
 }
 
+/// A first call of a skill (nothing kept: a fresh `Contents` each time) of
+/// the project of [`PROJECT_SKILLS`], as the user's own (`own`: served as
+/// read) and as a project's (`project`: its bytes hashed and checked
+/// against what the screening read).
+#[divan::bench(args = ["own", "project"], sample_count = 50)]
+fn first_call(bencher: Bencher, source: &str) {
+    let dir = project(PROJECT_SKILLS);
+    let config = match source {
+        "own" => config_for(dir.join(".claude/skills")),
+        _ => project_config(dir),
+    };
+    let snapshot = snapshot::load(&config, &mut Cache::default(), None);
+    let view = View::unfiltered(Arc::new(snapshot), BUDGET);
+    let name = view.snapshot().skills()[PROJECT_SKILLS / 2]
+        .name
+        .to_string();
+    let files = skillserve::files::Files::new(DEFAULT_MAX_FILE_BYTES);
+    let call = |contents: &skillserve::contents::Contents| {
+        answer::lookup(&view, &name, contents, &files, render::Base::Path)
+    };
+    assert!(matches!(
+        call(&skillserve::contents::Contents::new(DEFAULT_MAX_FILE_BYTES)),
+        answer::Lookup::Answer(answer::Answer::Skill { .. })
+    ));
+    bencher
+        .with_inputs(|| skillserve::contents::Contents::new(DEFAULT_MAX_FILE_BYTES))
+        .bench_local_refs(|contents| call(contents));
+}
+
+/// The security scan alone (`check --security`'s), every file of
+/// `fixtures/variants` and `fixtures/malicious`: payloads, controls and
+/// honest skills, read whole and judged by every rule.
+#[divan::bench(sample_count = 20)]
+fn scan_fixtures(bencher: Bencher) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut dirs = Vec::new();
+    for set in ["variants/attack", "variants/benign", "malicious"] {
+        for entry in std::fs::read_dir(root.join(set)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.join("SKILL.md").is_file() {
+                dirs.push(path);
+            }
+        }
+    }
+    let bytes: u64 = dirs
+        .iter()
+        .map(|dir| {
+            skillserve::security::scan_dir(skillserve::gate::Place {
+                dir,
+                file_name: "SKILL.md",
+                fence: None,
+                hidden: skillserve::gate::Hidden::Refused,
+            })
+            .bytes_scanned
+        })
+        .sum();
+    bencher
+        .counter(divan::counter::BytesCount::new(bytes))
+        .bench_local(|| {
+            for dir in &dirs {
+                black_box(skillserve::security::scan_dir(skillserve::gate::Place {
+                    dir,
+                    file_name: "SKILL.md",
+                    fence: None,
+                    hidden: skillserve::gate::Hidden::Refused,
+                }));
+            }
+        });
+}
+
 /// `target/bench-corpus/project-<n>/`: a repository (`.git`) with the corpus
 /// of `n` skills copied into `.claude/skills` (a symlink out of the
 /// repository would not be followed), made once.

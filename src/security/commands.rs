@@ -173,7 +173,7 @@ const CREDENTIAL_WORDS: &[&str] = &[
 ];
 
 /// The words of [`STARTUP`], and the commands that schedule.
-const STARTUP_WORDS: &[&str] = &[
+pub(super) const STARTUP_WORDS: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -372,11 +372,22 @@ fn command(segment: &str) -> Option<(&str, Vec<&str>)> {
 /// script.
 pub(super) fn run_targets(text: &str, paths: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    if paths.is_empty() {
+    // Only the files the text names at all, and only on the lines that
+    // name one, can be run by it.
+    let named: Vec<&str> = paths
+        .iter()
+        .copied()
+        .filter(|path| memchr::memmem::find(text.as_bytes(), path.as_bytes()).is_some())
+        .collect();
+    if named.is_empty() {
         return out;
     }
+    let paths = &named;
     let mut commands: Vec<&str> = Vec::new();
-    for line in text.lines() {
+    for line in text
+        .lines()
+        .filter(|line| paths.iter().any(|p| line.contains(p)))
+    {
         commands.push(line);
         let mut rest = line;
         while let Some(start) = rest.find('`') {

@@ -33,8 +33,6 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use memchr::memmem::Finder;
-
 use crate::diagnostic::{Code, Finding, Severity};
 
 use super::commands::{self, Line, Url};
@@ -69,65 +67,165 @@ impl Taint {
     }
 }
 
-/// A file is followed only when it holds one of these: every source needs
-/// one.
+/// A flow can only start on a line that holds one of these (lowercase):
+/// every source needs one, and so do the literals a later line may name
+/// (with [`commands::STARTUP_WORDS`]).
 const SOURCE_WORDS: &[&str] = &[
+    // Downloads.
     "://",
-    "downloadstring",
     "curl",
     "wget",
-    "fetch",
+    "fetch(",
     "urlopen",
     "urlretrieve",
-    "requests.",
+    "requests.get",
+    "requests.request",
     "httpx",
-    "urllib",
     "axios",
-    ".get(",
-    "iwr",
-    "irm",
-    "invoke-",
+    "http.get",
+    "https.get",
+    "downloadstring",
+    "iwr ",
+    "irm ",
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "net::http",
+    "uri.open",
+    "lwp::",
+    // Decoding and unscrambling.
     "base64",
-    "b64",
-    "decode",
+    "b64decode",
+    "decodebytes",
+    "decode_base64",
+    "decode64",
     "decompress",
     "fromhex",
     "unhexlify",
-    "printf",
-    "echo",
-    "rev",
-    "tr ",
+    "atob(",
     "xxd",
     "gunzip",
     "zcat",
-    "env",
-    "token",
-    "credential",
-    "secret",
-    "password",
-    "_key",
-    ".ssh",
-    "/dev/tcp",
-    "/dev/udp",
-    "nc ",
-    "ncat",
-    "netcat",
-    "socat",
+    "bzcat",
+    "uudecode",
+    "unxz",
+    "gzip -d",
+    "| rev",
+    "|rev",
+    "| tr ",
+    "|tr ",
+    "\\x",
+    "\\0",
     "[::-1]",
     "reverse",
     "fromcharcode",
     "rot13",
     "rot_13",
     "chr(",
+    "codecs.",
+    "marshal.",
+    "gzinflate",
+    "unpack",
+    // Secrets.
+    "printenv",
+    "env |",
+    "env|",
+    "$(env",
+    "`env",
+    "environ",
+    "process.env",
+    "%env",
+    "auth token",
+    "--show-token",
+    "print-access-token",
+    "print-identity-token",
+    "print-refresh-token",
+    "get-access-token",
+    "export-credentials",
+    "configure get",
+    "get-session-token",
+    "find-generic",
+    "find-internet",
+    "dump-keychain",
+    "secret-tool",
+    "op read",
+    "op item",
+    "--raw",
+    "credential fill",
+    "docker-credential",
+    "export -p",
+    ".ssh",
+    ".env",
+    "credentials",
+    "gcloud",
+    "secret",
+    "_token",
+    "token=",
+    "api_key",
+    "apikey",
+    "private_key",
+    "access_key",
+    "password",
+    "passwd",
+    "keychain",
+    "/etc/shadow",
+    "netrc",
+    ".npmrc",
+    ".pypirc",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    // Shells handed to the network.
+    "/dev/tcp",
+    "/dev/udp",
+    "nc ",
+    "ncat",
+    "netcat",
+    "socat",
+];
+
+/// Calls of code that run text or send data (the sinks of
+/// [`code_runs`] and [`code_sends`]): a line without one has no sink of
+/// code to look for.
+const CODE_SINK_WORDS: &[&str] = &[
+    "exec",
+    "eval",
+    "compile(",
+    "function(",
+    "system(",
+    "popen(",
+    "passthru(",
+    "qx(",
+    "subprocess.",
+    "child_process",
+    "spawn",
+    "post(",
+    "put(",
+    "patch(",
+    "request",
+    "urlopen(",
+    "send",
+    "fetch(",
+    "axios",
+    "storbinary(",
+    "net::http.post",
+    "invoke-",
+    "upload",
 ];
 
 /// Follows the values of `text` (a file of kind `kind`, with the hidden
 /// places `hidden`) and reports what reaches a sink.
 pub(super) fn scan(text: &str, kind: Kind, hidden: &[Hidden], out: &mut Vec<Finding>) {
-    static FINDERS: OnceLock<Vec<Finder<'static>>> = OnceLock::new();
-    let finders = FINDERS.get_or_init(|| SOURCE_WORDS.iter().map(Finder::new).collect());
-    let lower = text.to_ascii_lowercase();
-    if !finders.iter().any(|f| f.find(lower.as_bytes()).is_some()) {
+    static WORDS: OnceLock<super::Words> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        super::Words::new(SOURCE_WORDS.iter().chain(commands::STARTUP_WORDS).copied())
+    });
+    // A file that holds none of the words has no source to follow.
+    // Invisible characters could split a word from view of this check, so
+    // a file that holds any is followed too. Once followed, every line is:
+    // a line without a source word can still name a command (`run=sh`) or
+    // open a path a later line reads.
+    if !super::invisible::has_invisible(text) && !words.any_in_ignoring_case(text.as_bytes()) {
         return;
     }
     let mut flow = Flow {
@@ -1338,7 +1436,15 @@ impl Flow {
                 self.vars.insert(name.to_owned(), taint);
             }
         }
-        for (at, runner) in code_runs(lower) {
+        static SINKS: OnceLock<super::Words> = OnceLock::new();
+        let sinks = SINKS.get_or_init(|| super::Words::new(CODE_SINK_WORDS.iter().copied()));
+        let has_sinks = sinks.any_in(lower.as_bytes());
+        let runs = if has_sinks {
+            code_runs(lower)
+        } else {
+            Vec::new()
+        };
+        for (at, runner) in runs {
             let taint = code_source(&lower[at..], self.number)
                 .filter(Taint::is_code)
                 .or_else(|| self.find_taint(&clean[at..], Taint::is_code));
@@ -1383,7 +1489,12 @@ impl Flow {
                 line,
             );
         }
-        for at in code_sends(lower) {
+        let sends = if has_sinks {
+            code_sends(lower)
+        } else {
+            Vec::new()
+        };
+        for at in sends {
             let args = without_headers(&clean[at..]);
             let taint = code_source(&args.to_ascii_lowercase(), self.number)
                 .filter(Taint::is_secret)
