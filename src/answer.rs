@@ -30,10 +30,12 @@ use crate::uri;
 #[derive(Debug)]
 pub enum Answer {
     /// The skill's text, with its `Loading:` header (the first content
-    /// block), and the list of its other files (the second), if it has any.
+    /// block), and the list of its other files (the second), if it has any;
+    /// `skill` is the skill loaded.
     Skill {
         text: String,
         files: Option<String>,
+        skill: Skill,
     },
     /// No skill has the name. `vanished` when the snapshot had one but its
     /// file is gone: the snapshot is out of date, and the user deleted the
@@ -106,7 +108,7 @@ impl Answer {
     /// files two.
     pub fn into_blocks(self) -> Vec<String> {
         match self {
-            Answer::Skill { text, files } => std::iter::once(text).chain(files).collect(),
+            Answer::Skill { text, files, .. } => std::iter::once(text).chain(files).collect(),
             Answer::Ambiguous(text)
             | Answer::Broken(text)
             | Answer::Withheld(text)
@@ -150,6 +152,7 @@ pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base:
             unscanned(skill, skill.file_name.as_str())
         }
         Ok(read) => Answer::Skill {
+            skill: skill.clone(),
             text: render::loading(skill, &read.text, &base_directory(skill, base)),
             // A folder that holds only `SKILL.md` has no files block.
             files: if skill.lone.is_some_and(|lone| lone.holds(&skill.dir)) {
@@ -171,17 +174,27 @@ pub fn lookup(view: &View, name: &str, contents: &Contents, files: &Files, base:
     Lookup::Answer(answer)
 }
 
+/// A file of a skill that was read: the skill, and the file's path in its
+/// folder.
+#[derive(Debug)]
+pub struct Read {
+    pub skill: Skill,
+    pub file: String,
+}
+
 /// What a `skill` call with a `file` argument returns.
 #[derive(Debug)]
 pub enum FileAnswer {
-    /// A text file with its `Loading:` header, a folder's listing, or the
-    /// one line describing a binary file.
+    /// A text file, with its `Loading:` header.
+    File { text: String, read: Read },
+    /// A folder's listing, or the one line describing a binary file.
     Text(String),
     /// An image: a text block saying what follows, then the image.
     Image {
         text: String,
         mime: &'static str,
         bytes: Vec<u8>,
+        read: Read,
     },
     /// No skill has the name (or it cannot be loaded): what a call without
     /// `file` would answer.
@@ -202,7 +215,7 @@ impl FileAnswer {
 
     pub fn is_error(&self) -> bool {
         match self {
-            FileAnswer::Text(_) | FileAnswer::Image { .. } => false,
+            FileAnswer::File { .. } | FileAnswer::Text(_) | FileAnswer::Image { .. } => false,
             FileAnswer::Skill(answer) => answer.is_error(),
             FileAnswer::Refused { .. } => true,
         }
@@ -267,6 +280,10 @@ pub fn lookup_file(
         });
     }
     let seen = view.snapshot().seen(skill);
+    let read = || Read {
+        skill: skill.clone(),
+        file: rel.to_owned(),
+    };
     Lookup::Answer(match files.read(target, seen.is_some()) {
         // A description of a binary file shows none of its bytes.
         Ok((Content::Text { .. } | Content::Image { .. }, sum))
@@ -274,13 +291,12 @@ pub fn lookup_file(
         {
             FileAnswer::Skill(unscanned(skill, rel))
         }
-        Ok((Content::Text { text, .. }, _)) => FileAnswer::Text(render::loading_file(
-            skill,
-            rel,
-            &text,
-            &base_directory(skill, base),
-        )),
+        Ok((Content::Text { text, .. }, _)) => FileAnswer::File {
+            text: render::loading_file(skill, rel, &text, &base_directory(skill, base)),
+            read: read(),
+        },
         Ok((Content::Image { bytes, mime }, _)) => FileAnswer::Image {
+            read: read(),
             text: render::loading_image(
                 skill,
                 rel,

@@ -148,6 +148,20 @@ pub enum Command {
     /// Print the settings in use and where each came from, and skillserve's folders
     /// (server options given here show what they would change).
     Config,
+    /// Which skills are used: the most used, those not used lately (with where each
+    /// lives), loads per client and per source, from the usage file of the data folder.
+    Stats {
+        /// The last N days, today included (UTC days; usage is kept 90 days).
+        #[arg(long, value_name = "N", default_value_t = 30,
+              value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::usage::RETENTION_DAYS)))]
+        days: u32,
+        /// Only the loads of clients whose names match GLOB (e.g. "claude*").
+        #[arg(long, value_name = "GLOB")]
+        client: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Hide the skill NAME from every client (or from --client GLOB's): adds it to
     /// `disabled` in config.toml, keeping the file's comments.
     Disable(ToggleArgs),
@@ -276,6 +290,7 @@ impl Command {
             Command::Show { .. } => Some("show"),
             Command::Check { .. } => Some("check"),
             Command::Config => Some("config"),
+            Command::Stats { .. } => Some("stats"),
             Command::Disable(_) => Some("disable"),
             Command::Enable(_) => Some("enable"),
             Command::Trust { .. } => Some("trust"),
@@ -392,6 +407,10 @@ pub struct ServeArgs {
     /// Do not offer skill files as MCP resources (and so not the skills extension).
     #[arg(long, global = true)]
     pub no_resources: bool,
+
+    /// Do not record which skills are used (the usage file in the data folder is left as it is).
+    #[arg(long, global = true)]
+    pub no_usage: bool,
 
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio [ADDR default: 127.0.0.1:8080].
     #[arg(long, global = true, value_name = "ADDR", num_args = 0..=1,
@@ -907,6 +926,7 @@ impl Cli {
             description_budget: serve.description_budget,
             no_prompts: serve.no_prompts,
             no_resources: serve.no_resources,
+            no_usage: serve.no_usage,
             http: serve.http.is_some(),
         }
     }

@@ -53,3 +53,4 @@ pub mod text;
 pub mod tokens;
 pub mod trust;
 pub mod uri;
+pub mod usage;

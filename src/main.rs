@@ -130,6 +130,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             commands::check(&settings, Format::of(*json), *security, console.out)?
         }
         Command::Config => commands::config(&settings, console.out)?,
+        Command::Stats { days, client, json } => commands::stats_command(
+            &settings,
+            *days,
+            client.as_deref(),
+            Format::of(*json),
+            console.out,
+        )?,
         Command::Enable(args) => commands::enable_disable(
             &settings,
             &args.request(Switch::Enable),

@@ -125,7 +125,7 @@ pub fn catalog<'a>(
     // measured with `perf`).
     let with_descriptions = names_only <= budget;
     let mut entries: Vec<Entry> = skills
-        .into_iter()
+        .iter()
         .map(|s| {
             let description = if with_descriptions {
                 s.description()
@@ -137,7 +137,7 @@ pub fn catalog<'a>(
                 description_chars: description.chars().count(),
                 description,
                 name_chars: s.name.chars().count(),
-                uses: uses(s),
+                uses: 0,
             }
         })
         .collect();
@@ -152,6 +152,9 @@ pub fn catalog<'a>(
         return render(header, &entries, listed);
     }
     // Over budget: the skills used lately first, most used first.
+    for (entry, skill) in entries.iter_mut().zip(&skills) {
+        entry.uses = uses(skill);
+    }
     let used = entries.iter().filter(|e| e.uses > 0).count();
     if used > 0 {
         let mut keyed: Vec<(usize, Entry)> = entries.into_iter().enumerate().collect();

@@ -1,22 +1,25 @@
 //! The commands of the command line, one function each, which `main`
 //! calls: `list`, `show`, `check`, `config`, `enable` and `disable` (front
 //! ends over one snapshot, as one client sees it, and the settings, for
-//! people debugging their setup), `trust`, the sources commands (`add`,
-//! `update`, `remove`, `sources`, `publish`: [`sources`]) and `token new`.
-//! They write to the streams they are given and return the exit code; they
-//! never log. Where a command changes something another front end (the
-//! skills app) also changes, the change is a library function that returns
-//! what happened ([`toggle`]), and the command only words it.
+//! people debugging their setup), `stats` (what was used), `trust`, the
+//! sources commands (`add`, `update`, `remove`, `sources`, `publish`:
+//! [`sources`]) and `token new`. They write to the streams they are given
+//! and return the exit code; they never log. Where a command changes
+//! something another front end (the skills app) also changes, the change is
+//! a library function that returns what happened ([`toggle`]), and the
+//! command only words it.
 
 mod list;
 mod security;
 mod settings;
 mod sources;
+mod stats;
 mod token;
 
 pub use list::ListOptions;
 pub use settings::{Switch, ToggleError, ToggleRequest, Toggled, config, enable_disable, toggle};
 pub use sources::{SyncOptions, WhichLock, add, publish, remove, sources, sync, update};
+pub use stats::{StatsSource, stats, stats_command};
 pub use token::token_new;
 
 use std::collections::BTreeMap;
@@ -90,7 +93,12 @@ impl ClientView {
             &mut Cache::default(),
             None,
         ));
-        let profiles = Profiles::new(settings);
+        // The catalog over its budget is ordered by use, as the server's.
+        let ranks = crate::usage::path(&settings.config.folders)
+            .filter(|_| settings.serve.usage)
+            .map(|path| crate::usage::Ranks::read(&path))
+            .unwrap_or_default();
+        let profiles = Profiles::new(settings).ranked(Arc::new(ranks));
         let name = client.map(profiles::client_name);
         let key = profiles.key(name.as_deref());
         let header = name.map(|name| {
@@ -328,7 +336,9 @@ fn show_answer(
             Base::Path,
         ),
         Some(file) => match answer::answer_file(view, name, file, &files, Base::Path) {
-            FileAnswer::Text(text) | FileAnswer::Image { text, .. } => {
+            FileAnswer::File { text, .. }
+            | FileAnswer::Text(text)
+            | FileAnswer::Image { text, .. } => {
                 return write_blocks(out, [text]).map(|()| ExitCode::Success);
             }
             FileAnswer::Skill(answer) => answer,

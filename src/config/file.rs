@@ -27,7 +27,7 @@ pub const FILE_NAME: &str = "config.toml";
 pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// The keys of the file's top level, in the order `skillserve config` shows them.
-pub const KEYS: [&str; 20] = [
+pub const KEYS: [&str; 21] = [
     "skills_dirs",
     "project_dir",
     "project",
@@ -40,6 +40,7 @@ pub const KEYS: [&str; 20] = [
     "description_budget",
     "prompts",
     "resources",
+    "usage",
     "include",
     "exclude",
     "disabled",
@@ -156,6 +157,7 @@ pub struct FileSettings {
     pub description_budget: Option<At<usize>>,
     pub prompts: Option<At<bool>>,
     pub resources: Option<At<bool>>,
+    pub usage: Option<At<bool>>,
     pub filters: Filters,
     pub profiles: Vec<Profile>,
     /// `[sources.ID] auto_update`, in file order.
@@ -233,6 +235,7 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<FileSettings, FileErr
         description_budget: None,
         prompts: None,
         resources: None,
+        usage: None,
         filters: Filters::default(),
         profiles: Vec::new(),
         auto_update: Vec::new(),
@@ -334,6 +337,7 @@ impl Reader<'_> {
                 out.refresh_interval = Some(secs);
             }
             "watch" => out.watch = Some(self.flag(field)?),
+            "usage" => out.usage = Some(self.flag(field)?),
             "description_budget" => out.description_budget = Some(self.budget(field)?),
             "prompts" => out.prompts = Some(self.flag(field)?),
             "resources" => out.resources = Some(self.flag(field)?),

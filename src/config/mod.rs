@@ -167,6 +167,9 @@ pub struct ServeOptions {
     /// Whether skill files are offered as MCP resources and through the
     /// skills extension (`--no-resources` turns them off).
     pub resources: bool,
+    /// Whether the skills used are recorded in the usage file
+    /// (`--no-usage` or `usage = false` turns it off).
+    pub usage: bool,
     /// `--http`: serve MCP over Streamable HTTP instead of stdio.
     pub http: Option<HttpOptions>,
     /// `[sources.ID] auto_update` of `config.toml` (`--http` only).

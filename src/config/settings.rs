@@ -38,6 +38,7 @@ pub struct Flags {
     pub description_budget: Option<usize>,
     pub no_prompts: bool,
     pub no_resources: bool,
+    pub no_usage: bool,
     /// `--http`: a server reached over HTTP has no client's project.
     pub http: bool,
 }
@@ -260,6 +261,14 @@ pub fn resolve(
         bool::to_string
     );
 
+    let usage = pick!(
+        "usage",
+        off(flags.no_usage, "--no-usage"),
+        file_value(|f| f.usage.as_ref()),
+        true,
+        bool::to_string
+    );
+
     let under_home = |var: &Option<std::ffi::OsString>, default: &str| {
         var.as_deref()
             .map(|dir| absolute(dir.as_ref(), &env.cwd))
@@ -282,6 +291,7 @@ pub fn resolve(
         watch,
         prompts,
         resources,
+        usage,
         // Made by `cli` from its flags: they have no keys in the file.
         http: None,
         auto_update: file.map(|f| f.auto_update.clone()).unwrap_or_default(),

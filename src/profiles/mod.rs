@@ -22,6 +22,7 @@ use crate::config::{Placement, Rules, Settings};
 use crate::roots;
 use crate::snapshot::Snapshot;
 use crate::text::printable;
+use crate::usage::Ranks;
 
 pub use decide::{Decision, Verdict};
 pub use filter::Rule;
@@ -73,6 +74,9 @@ pub struct Profiles {
     defaults: Surfaces,
     /// Served over HTTP: the `instructions` say how to read files remotely.
     remote: bool,
+    /// How often each skill was used lately: the catalog's order over its
+    /// budget.
+    ranks: Arc<Ranks>,
     rules: Rules,
     /// Client names already matched, with their keys: the server finds the
     /// key of every request's client, and matching a name against every
@@ -114,9 +118,21 @@ impl Profiles {
                 catalog: Placement::Tool,
             },
             remote: settings.serve.http.is_some(),
+            ranks: Arc::default(),
             rules,
             keys: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// These profiles, with the catalog ordered by `ranks` over its budget.
+    pub fn ranked(mut self, ranks: Arc<Ranks>) -> Profiles {
+        self.ranks = ranks;
+        self
+    }
+
+    /// How often each skill was used lately, as the catalog knows it.
+    pub fn ranks(&self) -> &Arc<Ranks> {
+        &self.ranks
     }
 
     /// The key of the client that calls itself `client` (`None`: a client
@@ -278,6 +294,7 @@ impl Profiles {
                 placement: surfaces.catalog,
                 remote: self.remote,
             },
+            &self.ranks,
         )
     }
 

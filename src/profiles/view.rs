@@ -19,6 +19,7 @@ use crate::render;
 use crate::scan::Failed;
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
+use crate::usage::Ranks;
 
 use super::decide::{Decision, Verdict};
 
@@ -106,6 +107,7 @@ impl View {
         snapshot: Arc<Snapshot>,
         decision: &Decision,
         presentation: &Presentation,
+        ranks: &Ranks,
     ) -> View {
         let candidates = snapshot.candidates();
         let served = snapshot.skills().len();
@@ -153,7 +155,8 @@ impl View {
             placement,
             remote,
         } = *presentation;
-        let uses = |_: &Skill| 0;
+        // Looked up only when the catalog is over its budget.
+        let uses = |skill: &Skill| ranks.uses(skill);
         let description = render::description(shown_skills(), placement, budget, &uses);
         let instructions = render::instructions(shown_skills(), placement, remote, budget, &uses);
         View {
@@ -179,7 +182,7 @@ impl View {
             placement: Placement::Tool,
             remote: false,
         };
-        View::new(snapshot, &decision, &presentation)
+        View::new(snapshot, &decision, &presentation, &Ranks::default())
     }
 
     /// This view for `snapshot`, a snapshot of the same skills, roots and

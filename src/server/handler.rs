@@ -38,6 +38,7 @@ use crate::server::app::{self, App};
 use crate::server::registry::{Changes, Registry};
 use crate::server::rescan::Caller;
 use crate::server::{page, prompts, resources, skills};
+use crate::usage::{Surface, Use};
 
 /// The one tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -384,10 +385,14 @@ fn file_argument(request: &CallToolRequestParams) -> Result<Option<&str>, String
 /// The content blocks of an answer with a `file`: text, or text and the image.
 fn file_blocks(answer: FileAnswer) -> Vec<ContentBlock> {
     match answer {
-        FileAnswer::Text(text) | FileAnswer::Refused { text, .. } => {
+        FileAnswer::File { text, .. }
+        | FileAnswer::Text(text)
+        | FileAnswer::Refused { text, .. } => {
             vec![ContentBlock::text(text)]
         }
-        FileAnswer::Image { text, mime, bytes } => vec![
+        FileAnswer::Image {
+            text, mime, bytes, ..
+        } => vec![
             ContentBlock::text(text),
             ContentBlock::image(BASE64_STANDARD.encode(bytes), mime),
         ],
@@ -550,16 +555,28 @@ impl ServerHandler for SkillServer {
             Err(message) => return Ok(invalid_params(message).into()),
         };
         let client = client.as_deref();
+        let usage = self.registry.usage();
         let (is_error, content) = match file {
             None => match self.caller.call(client, name).await {
                 Answer::Invalid(message) => return Ok(invalid_params(message).into()),
-                answer => (answer.is_error(), text_blocks(answer)),
+                answer => {
+                    if let Answer::Skill { skill, .. } = &answer {
+                        usage.record(skill, client, Use::Load(Surface::Tool));
+                    }
+                    (answer.is_error(), text_blocks(answer))
+                }
             },
             Some(file) => match self.caller.call_file(client, name, file).await {
                 FileAnswer::Skill(Answer::Invalid(message)) => {
                     return Ok(invalid_params(message).into());
                 }
-                answer => (answer.is_error(), file_blocks(answer)),
+                answer => {
+                    if let FileAnswer::File { read, .. } | FileAnswer::Image { read, .. } = &answer
+                    {
+                        usage.record(&read.skill, client, Use::File(read.file.as_str().into()));
+                    }
+                    (answer.is_error(), file_blocks(answer))
+                }
             },
         };
         Ok(if is_error {
@@ -589,9 +606,14 @@ impl ServerHandler for SkillServer {
         let served = self.registry.current();
         let surfaces = self.registry.surfaces(&served, client.as_deref());
         self.prompts_offered::<rmcp::model::GetPromptRequestMethod>(surfaces)?;
-        Ok(prompts::get(&self.caller, client.as_deref(), &request)
-            .await?
-            .into())
+        Ok(prompts::get(
+            &self.caller,
+            self.registry.usage(),
+            client.as_deref(),
+            &request,
+        )
+        .await?
+        .into())
     }
 
     async fn complete(
@@ -658,6 +680,19 @@ impl ServerHandler for SkillServer {
         let (view, surfaces) = self.seen(client.as_deref()).await;
         self.resources_offered::<rmcp::model::ReadResourceRequestMethod>(surfaces)?;
         let files = self.registry.files();
+        let record = |(result, skill, rel): (
+            rmcp::model::ReadResourceResult,
+            &crate::skill::Skill,
+            String,
+        )| {
+            let what = if skill.is_own_file(&rel) {
+                Use::Load(Surface::Resource)
+            } else {
+                Use::File(rel.into())
+            };
+            self.registry.usage().record(skill, client.as_deref(), what);
+            result
+        };
         let read = match resources::read(&view, files, &request.uri) {
             // Not what the skill's security scan read: scanned again first,
             // then read once more.
@@ -667,9 +702,9 @@ impl ServerHandler for SkillServer {
             }) => {
                 self.registry.rescreen(&dir).await;
                 let (view, _) = self.seen(client.as_deref()).await;
-                resources::read(&view, files, &request.uri)
+                resources::read(&view, files, &request.uri).map(record)
             }
-            read => read,
+            read => read.map(record),
         };
         Ok(read.map_err(|unread| unread.error)?.into())
     }
@@ -732,12 +767,18 @@ impl ServerHandler for SkillServer {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let (view, surfaces) = self.seen(client_name(&context).as_deref()).await;
+        let client = client_name(&context);
+        let (view, surfaces) = self.seen(client.as_deref()).await;
         self.resources_offered::<rmcp::model::GetSkillRequestMethod>(surfaces)?;
-        self.blocking(view, move |view, files| {
-            skills::get(view, files, &request.uri)
-        })
-        .await
+        let (result, skill) = self
+            .blocking(view, move |view, files| {
+                skills::get(view, files, &request.uri)
+            })
+            .await?;
+        self.registry
+            .usage()
+            .record(&skill, client.as_deref(), Use::Load(Surface::SkillsGet));
+        Ok(result)
     }
 
     /// 2026-07-28 clients hear of changes only on a `subscriptions/listen`

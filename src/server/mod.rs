@@ -289,6 +289,9 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
         () = link.stdout_closed() => Stop::StdoutClosed,
         signal = &mut shutdown => Stop::Signal(signal),
     };
+    // The uses recorded since the last write are written now (a write takes
+    // a few milliseconds; a disk that does not answer is not waited for).
+    registry.usage().finish(USAGE_PATIENCE);
     // Nothing to tear down: the process exits next, and dropping the
     // snapshot, the caches and the watcher (whose thread unwatches every
     // folder one by one) took 40–60 ms at 10,000 skills, measured. The
@@ -297,6 +300,10 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     std::mem::forget(registry);
     Ok(stop)
 }
+
+/// How long the last uses recorded may take to be written when the server
+/// stops.
+const USAGE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How long requests in flight when stdin ends may take to be answered: a
 /// client that closes stdin right after its last request still gets the

@@ -26,6 +26,7 @@ use crate::profiles::View;
 use crate::server::page::{self, Page};
 use crate::server::rescan::Caller;
 use crate::skill::Skill;
+use crate::usage::{Recorder, Surface, Use};
 
 /// The name of the prompt that loads any skill by name.
 pub const SKILL_PROMPT: &str = "skill";
@@ -98,6 +99,7 @@ fn task_argument() -> PromptArgument {
 /// up or names a quarantined skill (refused everywhere).
 pub async fn get(
     caller: &Caller,
+    usage: &Recorder,
     client: Option<&str>,
     request: &GetPromptRequestParams,
 ) -> Result<GetPromptResult, ErrorData> {
@@ -126,8 +128,8 @@ pub async fn get(
         request.name.clone()
     };
     let answer = caller.call(client, &name).await;
-    let text = match answer {
-        Answer::Skill { text, .. } => text,
+    let (text, skill) = match answer {
+        Answer::Skill { text, skill, .. } => (text, skill),
         // Refused outright: a name too long to look up, and a quarantined
         // skill (refused on every surface, as its own prompt would be).
         Answer::Invalid(text) | Answer::Withheld(text) => {
@@ -145,6 +147,7 @@ pub async fn get(
         Some(task) => format!("{text}\n\nTask: {task}"),
         None => text,
     };
+    usage.record(&skill, client, Use::Load(Surface::Prompt));
     Ok(GetPromptResult::new(vec![PromptMessage::new_text(
         Role::User,
         text,

@@ -27,6 +27,7 @@ use crate::memory;
 use crate::profiles::{Key, Profiles, Surfaces, View};
 use crate::server::events::Backlog;
 use crate::snapshot::{self, Cache, Snapshot};
+use crate::usage::{self, Ranks, Recorder};
 
 /// Client names whose views a refresh computes right away, at most: the
 /// clients connected now (stdio has one; a team server a few).
@@ -174,6 +175,8 @@ pub struct Registry {
     /// reuse: a call found a file that is not what their scan read, though
     /// its version may look the same.
     rescreen: Mutex<Vec<std::path::PathBuf>>,
+    /// Where every surface records the uses of skills.
+    usage: Recorder,
 }
 
 #[derive(Default)]
@@ -190,8 +193,22 @@ impl Registry {
     /// Installed skills are checked by their `SKILL.md` alone
     /// ([`Verify::Quick`]): the server refreshes right after start-up,
     /// which checks all their files ([`Registry::has_installed`]).
+    ///
+    /// The usage file is read on a thread of its own meanwhile (the scan
+    /// takes longer): how often each skill was used lately orders the
+    /// catalog over its budget.
     pub fn new(settings: Settings, flags: Flags, env: Env) -> Registry {
         let file = settings_file_stamp(&settings);
+        let usage_file = usage::path(&settings.config.folders);
+        let ranks = usage_file
+            .clone()
+            .filter(|_| settings.serve.usage)
+            .and_then(|path| {
+                std::thread::Builder::new()
+                    .name("usage-read".into())
+                    .spawn(move || Ranks::read(&path))
+                    .ok()
+            });
         let mut cache = Cache::default();
         let snapshot = Arc::new(snapshot::load_with(
             &settings.config,
@@ -199,7 +216,13 @@ impl Registry {
             None,
             Verify::Quick,
         ));
-        let profiles = Arc::new(Profiles::new(&settings));
+        let ranks = Arc::new(
+            ranks
+                .and_then(|reading| reading.join().ok())
+                .unwrap_or_default(),
+        );
+        let profiles = Arc::new(Profiles::new(&settings).ranked(ranks));
+        let usage = Recorder::new(usage_file, settings.serve.usage);
         let max_file_bytes = settings.config.max_file_bytes;
         let files = Files::new(max_file_bytes);
         files.keep_only(snapshot.candidates().len(), |_| true);
@@ -222,7 +245,13 @@ impl Registry {
             changes_pending: AtomicBool::new(false),
             backlog: OnceLock::new(),
             rescreen: Mutex::new(Vec::new()),
+            usage,
         }
+    }
+
+    /// Where every surface records the uses of skills.
+    pub fn usage(&self) -> &Recorder {
+        &self.usage
     }
 
     /// Where the watcher's changes come from (set once, by the watcher).
@@ -475,7 +504,12 @@ impl Registry {
         };
         let snapshot = Arc::new(snapshot);
         let profiles = match reloaded {
-            true => Arc::new(Profiles::new(&settings)),
+            // The ranks are those read at start-up: the catalog's order
+            // does not change with every call.
+            true => {
+                let ranks = Arc::clone(previous.profiles.ranks());
+                Arc::new(Profiles::new(&settings).ranked(ranks))
+            }
             false => Arc::clone(&previous.profiles),
         };
         let current = Arc::new(Served::new(Arc::clone(&snapshot), Arc::clone(&profiles)));
@@ -549,6 +583,13 @@ impl Registry {
         }
         if fresh.log_level != old.log_level {
             needs_restart.push("log_level");
+        }
+        if fresh.serve.usage != old.serve.usage {
+            self.usage.set_enabled(fresh.serve.usage);
+            tracing::info!(
+                "usage recording is {} now",
+                if fresh.serve.usage { "on" } else { "off" }
+            );
         }
         let path = fresh
             .location

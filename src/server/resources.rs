@@ -99,10 +99,15 @@ impl From<ErrorData> for Unread {
 }
 
 /// `resources/read`: the file's bytes, as `text` when they are text and as a
-/// base64 `blob` otherwise, with the MIME type by extension. The bytes of a
+/// base64 `blob` otherwise, with the MIME type by extension; and the skill
+/// and the file's path in its folder (for the usage record). The bytes of a
 /// skill that is not the user's own are served only when they are those
 /// its security scan read.
-pub fn read(view: &View, files: &Files, uri: &str) -> Result<ReadResourceResult, Unread> {
+pub fn read<'v>(
+    view: &'v View,
+    files: &Files,
+    uri: &str,
+) -> Result<(ReadResourceResult, &'v Skill, String), Unread> {
     let (skill, target) = find(view, uri)?;
     if target.kind() == Kind::Folder {
         return Err(not_found(
@@ -129,7 +134,7 @@ pub fn read(view: &View, files: &Files, uri: &str) -> Result<ReadResourceResult,
             ResourceContents::blob(BASE64_STANDARD.encode(bytes), uri).with_mime_type(mime)
         }
     };
-    Ok(ReadResourceResult::new(vec![contents]))
+    Ok((ReadResourceResult::new(vec![contents]), skill, rel))
 }
 
 /// `resources/directory/read`: the files and folders directly inside a folder

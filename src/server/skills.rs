@@ -77,8 +77,9 @@ pub fn list(
 }
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` has exactly this
-/// URI; anything else is invalid params, saying why.
-pub fn get(view: &View, files: &Files, uri: &str) -> Result<GetSkillResult, ErrorData> {
+/// URI, and the skill (for the usage record); anything else is invalid
+/// params, saying why.
+pub fn get(view: &View, files: &Files, uri: &str) -> Result<(GetSkillResult, Skill), ErrorData> {
     let unknown = |why: String| ErrorData::invalid_params(format!("{uri}: {why}"), None);
     let skill = match uri::locate(view, uri) {
         Some((skill, rel)) if rel == uri::SKILL_MD => skill,
@@ -98,11 +99,10 @@ pub fn get(view: &View, files: &Files, uri: &str) -> Result<GetSkillResult, Erro
             skill.name, unlistable.why
         )));
     }
-    Ok(
-        GetSkillResult::new(entry(skill, files, &mut Tally::default()))
-            .with_ttl_ms(TTL_MS)
-            .with_cache_scope(CacheScope::Private),
-    )
+    let result = GetSkillResult::new(entry(skill, files, &mut Tally::default()))
+        .with_ttl_ms(TTL_MS)
+        .with_cache_scope(CacheScope::Private);
+    Ok((result, skill.clone()))
 }
 
 /// Pages of at least this many skills are made on several threads.

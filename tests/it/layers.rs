@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["approvals", "config", "gate", "lock", "parse"],
     &["contents", "listing", "program", "roots", "tokens"],
     &["files", "installed", "plugins", "skill"],
-    &["render", "scan", "search", "security"],
+    &["render", "scan", "search", "security", "usage"],
     &["snapshot"],
     &["profiles"],
     &["resolve", "uri"],

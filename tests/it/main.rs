@@ -44,4 +44,5 @@ mod sources_edges;
 mod standards;
 mod sync;
 mod trust;
+mod usage;
 mod writes;

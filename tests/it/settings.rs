@@ -224,6 +224,7 @@ Settings (flags win over environment variables, which win over the file):
   description_budget   5000                         config.toml:3
   prompts              true                         default
   resources            true                         default
+  usage                true                         default
 
 Filters for every client (exclude wins over include):
   exclude              \"pdf-old\"                    config.toml:4

@@ -33,7 +33,14 @@ pub struct Gauges {
     pub skills: usize,
     pub connections: usize,
     pub shed_connections: u64,
+    /// Loads per skill since start-up (at most `usage::MAX_LABELS` skills
+    /// by name), and those of every other skill.
+    pub skill_loads: (Vec<(std::sync::Arc<str>, u64)>, u64),
 }
+
+/// The label of the loads of skills without a label of their own: no
+/// skill's name has parentheses.
+const OTHER_SKILLS: &str = "(other)";
 
 impl Metrics {
     /// Counts a finished request; `latency` for an answer, `None` for a
@@ -135,8 +142,32 @@ impl Metrics {
             "gauge",
             gauges.skills.to_string(),
         );
+        out.push_str(
+            "# HELP skillserve_skill_loads_total Skills loaded (the skill tool, prompts, skills/get, resources/read of SKILL.md) since start-up, by skill: at most 100 skills by name, the rest as \"(other)\".\n\
+             # TYPE skillserve_skill_loads_total counter\n",
+        );
+        let (named, other) = &gauges.skill_loads;
+        for (name, count) in named {
+            let _ = writeln!(
+                out,
+                "skillserve_skill_loads_total{{skill=\"{}\"}} {count}",
+                label(name)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "skillserve_skill_loads_total{{skill=\"{OTHER_SKILLS}\"}} {other}"
+        );
         out
     }
+}
+
+/// A label value as Prometheus's text format writes it.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -156,6 +187,7 @@ mod tests {
             skills: 7,
             connections: 1,
             shed_connections: 3,
+            skill_loads: (vec![("pdf".into(), 3), ("we\"ird\\".into(), 1)], 2),
         });
         assert!(text.contains("skillserve_http_requests_total{status=\"200\"} 2\n"));
         assert!(text.contains("skillserve_http_requests_total{status=\"401\"} 1\n"));
@@ -169,5 +201,10 @@ mod tests {
         assert!(text.contains("\nskillserve_skills 7\n"));
         assert!(text.contains("\nskillserve_sessions 2\n"));
         assert!(text.contains("\nskillserve_connections_shed_total 3\n"));
+        assert!(text.ends_with(
+            "skillserve_skill_loads_total{skill=\"pdf\"} 3\n\
+             skillserve_skill_loads_total{skill=\"we\\\"ird\\\\\"} 1\n\
+             skillserve_skill_loads_total{skill=\"(other)\"} 2\n"
+        ));
     }
 }

@@ -55,6 +55,7 @@ use crate::server::registry::Registry;
 use crate::server::rescan;
 use crate::server::{Stop, auto_update, log_startup, shutdown_signal, watch as file_watch};
 use crate::sources;
+use crate::usage;
 
 use auth::{Auth, Denied, Lease, Who};
 use connections::{Connection, Connections, Slot};
@@ -75,6 +76,8 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// After SIGTERM, requests in flight get this long to be answered.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Then the uses recorded since the last write get this long to be written.
+const USAGE_PATIENCE: Duration = Duration::from_secs(1);
 
 /// Every response body.
 type Body = BoxBody<Bytes, Infallible>;
@@ -194,6 +197,11 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     drop(listener);
     stop(&state, &stopping).await;
     state.app.close();
+    if let Some(ready) = state.ready.get() {
+        let registry = Arc::clone(&ready.registry);
+        let finished = tokio::task::spawn_blocking(move || registry.usage().finish(USAGE_PATIENCE));
+        let _ = finished.await;
+    }
     Ok(stopped)
 }
 
@@ -304,6 +312,13 @@ async fn start(state: Arc<State>, settings: Settings, flags: Flags, env: Env, lo
         };
     log_startup(&registry, &options, started.elapsed());
     registry.prepare_search();
+    if state.http.metrics {
+        // The skills used most lately keep a label of their own.
+        let used = registry.current().profiles.ranks().top(usage::MAX_LABELS);
+        registry
+            .usage()
+            .count_loads_in(Arc::new(usage::Tally::new(used)));
+    }
     // As on stdio: the start-up scan checked installed skills by their
     // `SKILL.md` alone; a refresh off the request path checks the rest.
     if registry.has_installed() && !options.watch {
@@ -931,6 +946,12 @@ fn metrics(state: &State) -> Response<Body> {
             .map_or(0, |ready| ready.registry.current().snapshot.skills().len()),
         connections: state.connections.len(),
         shed_connections: state.connections.shed(),
+        skill_loads: state
+            .ready
+            .get()
+            .and_then(|ready| ready.registry.usage().tally())
+            .map(|tally| tally.counts())
+            .unwrap_or_default(),
     };
     let mut response = Response::new(Full::new(Bytes::from(state.metrics.render(&gauges))).boxed());
     response.headers_mut().insert(
