@@ -582,7 +582,7 @@ def main():
             zoomed_page.goto(url + "/")
             zoomed_page.evaluate("(t) => sessionStorage.setItem('skillserve-token', t)", reader)
             zoomed_page.reload()
-            zoomed_page.wait_for_selector("table.catalog tbody tr")
+            zoomed_page.wait_for_selector("table.catalog tbody tr", timeout=60_000)
             overflow = zoomed_page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             check("at 200% zoom nothing overflows sideways", overflow <= 0, str(overflow))
             shoot(zoomed_page, "catalog-zoom200")
@@ -593,7 +593,11 @@ def main():
             print(f"(browser part took {time.monotonic() - started:.1f} s)")
             browser.close()
     except Exception:
-        print((base / "server.log").read_text()[-3000:])
+        # The log of the server running when it failed (after the restart,
+        # the second one's).
+        current = base / "server2.log" if (base / "server2.log").exists() else base / "server.log"
+        print(f"--- the end of {current.name}:")
+        print(current.read_text()[-3000:])
         raise
     finally:
         server.send_signal(signal.SIGTERM)
