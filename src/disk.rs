@@ -502,12 +502,6 @@ impl Borrow<[u8]> for PathKey {
     }
 }
 
-/// Renames `from` to `to`, replacing it: a file of ours that cannot be
-/// read is set aside, not deleted.
-pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::rename(from, to)
-}
-
 #[cfg(test)]
 #[allow(
     clippy::disallowed_methods,

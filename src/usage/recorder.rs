@@ -332,7 +332,8 @@ pub fn merge_into_file(path: &Path, pending: &History) -> std::io::Result<Merged
         Err(ReadError::Io(err)) => return Err(std::io::Error::other(err.to_string())),
         Err(err @ ReadError::Invalid(_)) => {
             let aside = with_suffix(path, ".unreadable");
-            disk::rename(path, &aside)?;
+            // Set aside, not deleted: the user may want what it held.
+            std::fs::rename(path, &aside)?;
             merged = Merged::SetAside {
                 aside,
                 why: err.to_string(),
@@ -344,7 +345,7 @@ pub fn merge_into_file(path: &Path, pending: &History) -> std::io::Result<Merged
     history.merge(pending);
     history.prune(today);
     let bytes = history.to_json(MAX_FILE_BYTES, today);
-    crate::disk::write_atomic(path, &bytes, crate::disk::NewFile::Private)?;
+    disk::write_atomic(path, &bytes, disk::NewFile::Private)?;
     Ok(merged)
 }
 
