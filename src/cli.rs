@@ -152,8 +152,9 @@ pub enum Command {
     /// lives), loads per client and per source, from the usage file of the data folder.
     Stats {
         /// The last N days, today included (UTC days; usage is kept 90 days).
-        #[arg(long, value_name = "N", default_value_t = 30,
-              value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::usage::RETENTION_DAYS)))]
+        #[arg(long, value_name = "N", default_value_t = crate::commands::STATS_DEFAULT_DAYS,
+              value_parser = clap::value_parser!(u32).range(
+                  i64::from(*crate::commands::STATS_DAYS.start())..=i64::from(*crate::commands::STATS_DAYS.end())))]
         days: u32,
         /// Only the loads of clients whose names match GLOB (e.g. "claude*").
         #[arg(long, value_name = "GLOB")]

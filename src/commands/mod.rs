@@ -19,7 +19,9 @@ mod token;
 pub use list::ListOptions;
 pub use settings::{Switch, ToggleError, ToggleRequest, Toggled, config, enable_disable, toggle};
 pub use sources::{SyncOptions, WhichLock, add, publish, remove, sources, sync, update};
-pub use stats::{StatsSource, stats, stats_command};
+pub use stats::{
+    DAYS as STATS_DAYS, DEFAULT_DAYS as STATS_DEFAULT_DAYS, Stats, StatsError, stats, stats_command,
+};
 pub use token::token_new;
 
 use std::collections::BTreeMap;

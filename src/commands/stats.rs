@@ -1,40 +1,108 @@
 //! `skillserve stats`: which skills are used (behaviour.md §21.4), from the
-//! usage file, with the skills served now for those that are not.
+//! usage file, with the skills served now for those that are not. The
+//! skills app's usage read answers the same [`Stats`], made by the same
+//! [`Stats::gather`].
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::Format;
-use crate::config::Settings;
+use crate::config::{Origin, Settings};
 use crate::exit_codes::ExitCode;
+use crate::skill::Skill;
 use crate::snapshot::{self, Cache};
 use crate::text::{plural, printable};
-use crate::usage::{self, Report, SkillUse};
+use crate::usage::{self, Day, Report, SkillUse};
 
 /// Used skills listed in the text at most (`--json` lists them all).
 const MOST_USED: usize = 20;
 
-/// Where the report came from and whether uses are recorded now.
-#[derive(Clone, Copy, Debug)]
-pub struct StatsSource<'a> {
+/// The days a report may cover: 1 to the days the file keeps.
+pub const DAYS: std::ops::RangeInclusive<u32> = 1..=usage::RETENTION_DAYS;
+/// The days a report covers unless told.
+pub const DEFAULT_DAYS: u32 = 30;
+
+/// A report of the usage file with where it came from and whether uses are
+/// recorded now: what `stats --json` writes and the skills app's
+/// `app_usage` answers, field for field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Stats {
     /// The usage file (`None`: no data folder).
-    pub file: Option<&'a Path>,
-    /// Whether the file exists.
+    pub file: Option<String>,
+    /// Whether uses are recorded now.
+    pub recording: bool,
+    /// Where recording was turned off (`--no-usage`, `config.toml:3`).
+    pub off_by: Option<String>,
+    /// How to turn it on again, in a sentence.
+    pub turn_on: Option<String>,
+    /// Whether the file exists (without it, nothing was recorded yet).
+    #[serde(skip)]
     pub found: bool,
-    /// `None` when recording is on; else where it was turned off
-    /// (`--no-usage`, `config.toml:3`).
-    pub off_by: Option<&'a str>,
+    #[serde(flatten)]
+    pub report: Report,
 }
 
-/// `stats --json`: the report, with where it came from.
-#[derive(Serialize)]
-struct Json<'a> {
-    file: Option<String>,
-    recording: bool,
-    #[serde(flatten)]
-    report: &'a Report,
+/// The usage file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the usage file {}: {source}", path.display())]
+pub struct StatsError {
+    pub path: PathBuf,
+    pub source: usage::ReadError,
+}
+
+impl Stats {
+    /// The usage file of `settings`' data folder read against `served`
+    /// (the skills served now), over the `days` days up to `today` (only
+    /// the clients matching `client`); `recording` from `settings`.
+    pub fn gather<'a>(
+        settings: &Settings,
+        served: impl IntoIterator<Item = &'a Skill>,
+        today: Day,
+        days: u32,
+        client: Option<&str>,
+    ) -> Result<Stats, StatsError> {
+        let file = usage::path(&settings.config.folders);
+        let history = match file.as_deref().map(usage::History::read) {
+            Some(Ok(found)) => found,
+            None => None,
+            Some(Err(source)) => {
+                return Err(StatsError {
+                    path: file.unwrap_or_default(),
+                    source,
+                });
+            }
+        };
+        let found = history.is_some();
+        let report = Report::new(&history.unwrap_or_default(), served, today, days, client);
+        let off = settings
+            .shown
+            .iter()
+            .find(|shown| shown.key == "usage" && shown.value == "false")
+            .map(|shown| &shown.from);
+        Ok(Stats {
+            file: file.map(|f| f.to_string_lossy().into_owned()),
+            recording: off.is_none(),
+            off_by: off.map(ToString::to_string),
+            turn_on: off.map(turn_on),
+            found,
+            report,
+        })
+    }
+}
+
+/// How to record uses again, when `from` turned it off.
+fn turn_on(from: &Origin) -> String {
+    match from {
+        Origin::File { path, line } => format!(
+            "set `usage = true` (or remove the line `usage = false`) at line {line} of {}",
+            path.display()
+        ),
+        Origin::Flag(flag) => format!("start the server without `{flag}`"),
+        Origin::Env(var) => format!("unset ${var}"),
+        Origin::Default => "set `usage = true` in config.toml".to_owned(),
+    }
 }
 
 /// `skillserve stats`: the usage file of the data folder read against the
@@ -48,53 +116,18 @@ pub fn stats_command(
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
     let snapshot = snapshot::load(&settings.config, &mut Cache::default(), None);
-    let file = usage::path(&settings.config.folders);
-    let history = match file.as_deref().map(usage::History::read) {
-        Some(Ok(found)) => found,
-        None => None,
-        Some(Err(err)) => {
-            let path = file.as_deref().unwrap_or(Path::new(""));
-            anyhow::bail!("cannot read the usage file {}: {err}", path.display());
-        }
-    };
-    let found = history.is_some();
-    let report = Report::new(
-        &history.unwrap_or_default(),
-        snapshot.skills(),
-        usage::Day::today(),
-        days,
-        client,
-    );
-    let off_by = settings
-        .shown
-        .iter()
-        .find(|shown| shown.key == "usage" && shown.value == "false")
-        .map(|shown| shown.from.to_string());
-    let source = StatsSource {
-        file: file.as_deref(),
-        found,
-        off_by: off_by.as_deref(),
-    };
-    Ok(stats(&report, source, format, out)?)
+    let stats = Stats::gather(settings, snapshot.skills(), Day::today(), days, client)?;
+    Ok(self::stats(&stats, format, out)?)
 }
 
 /// `skillserve stats [--days N] [--client GLOB] [--json]`.
-pub fn stats(
-    report: &Report,
-    source: StatsSource,
-    format: Format,
-    out: &mut dyn Write,
-) -> io::Result<ExitCode> {
+pub fn stats(stats: &Stats, format: Format, out: &mut dyn Write) -> io::Result<ExitCode> {
     if format == Format::Json {
-        let json = Json {
-            file: source.file.map(|f| f.to_string_lossy().into_owned()),
-            recording: source.off_by.is_none(),
-            report,
-        };
-        serde_json::to_writer_pretty(&mut *out, &json)?;
+        serde_json::to_writer_pretty(&mut *out, stats)?;
         writeln!(out)?;
         return Ok(ExitCode::Success);
     }
+    let report = &stats.report;
     let clients = match &report.client {
         Some(glob) => format!(" by clients matching \"{}\"", printable(glob)),
         None => String::new(),
@@ -107,19 +140,19 @@ pub fn stats(
         report.from,
         report.to
     )?;
-    match (source.file, source.found) {
+    match (&stats.file, stats.found) {
         (None, _) => writeln!(
             out,
             "No usage file: there is no data folder (HOME is not set)."
         )?,
-        (Some(file), true) => writeln!(out, "From {}", printable(&file.to_string_lossy()))?,
+        (Some(file), true) => writeln!(out, "From {}", printable(file))?,
         (Some(file), false) => writeln!(
             out,
             "No use recorded yet ({} does not exist).",
-            printable(&file.to_string_lossy())
+            printable(file)
         )?,
     }
-    if let Some(by) = source.off_by {
+    if let Some(by) = &stats.off_by {
         writeln!(
             out,
             "Recording is off ({by}): these are the uses recorded before."

@@ -95,6 +95,7 @@ async fn a_client_with_the_ui_extension_is_offered_the_manager_on_both_protocols
                 "app_skill",
                 "app_file",
                 "app_sources",
+                "app_usage",
                 "app_add",
                 "app_install",
                 "app_update",

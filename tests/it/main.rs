@@ -16,6 +16,7 @@
 mod common;
 
 mod app;
+mod app_usage;
 mod catalog;
 mod cli;
 mod files;

@@ -175,6 +175,8 @@ fn stats_json_has_the_documented_shape_and_the_text_the_same_figures() {
     let expected = json!({
         "file": usage_file(&fixture),
         "recording": true,
+        "off_by": null,
+        "turn_on": null,
         "days": 3,
         "from": today.minus(2).to_string(),
         "to": today.to_string(),

@@ -19,7 +19,10 @@
 //! - over HTTP, the caller's token must grant `admin` (the page in a
 //!   browser holds no nonce; the token is the person).
 //!
-//! Reads need nothing more than reading needs today.
+//! Reads need nothing more than reading needs today, but for the usage
+//! report (`app_usage`): it says which clients (and so which people) use
+//! what, so over HTTP it needs `admin` too; over stdio it is the person's
+//! own record, as `skillserve stats` shows it in a terminal.
 
 mod nonce;
 pub mod page;
@@ -36,6 +39,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::commands::Stats;
 use crate::manage::{self, Catalog, Query, Status};
 use crate::server::registry::{Registry, Served};
 
@@ -116,6 +120,9 @@ enum Effect {
     Fetch,
     /// Changes `config.toml`, `trusted.toml`, the lock or the store.
     Change,
+    /// Reads who used what (the usage file): over HTTP only a caller who
+    /// may change things may read it; over stdio anyone, as the CLI.
+    Private,
 }
 
 /// An app-only tool: name, title, description, arguments (JSON Schema
@@ -178,6 +185,14 @@ const APP_TOOLS: &[AppTool] = &[
         "{}",
         &[],
         Effect::Read,
+    ),
+    (
+        "app_usage",
+        "Skills manager: usage",
+        "Which skills are used, as `skillserve stats --json` reports them: the skills loaded in the last days, most used first (with counts per surface, per client and per day, files read, the last load), the skills served now that were not loaded (with where each lives), loads per client and per source, and whether uses are recorded now.",
+        r#"{"days": {"type": "integer", "minimum": 1, "maximum": 90, "description": "The last N days, today included (UTC days; default 30)."}, "client": {"type": "string", "description": "Only the loads of clients whose names match this glob (e.g. `claude*`)."}}"#,
+        &[],
+        Effect::Private,
     ),
     (
         "app_add",
@@ -303,12 +318,12 @@ pub fn tools() -> Vec<Tool> {
     // The flat key of the extension's drafts, which some hosts still read.
     open_meta.insert("ui/resourceUri".into(), RESOURCE_URI.into());
     let open_schema = object(
-        r#"{"type": "object", "properties": {"view": {"type": "string", "enum": ["catalog", "sources", "quarantine", "clients"], "description": "The view to open on (default: catalog)."}}}"#,
+        r#"{"type": "object", "properties": {"view": {"type": "string", "enum": ["catalog", "sources", "quarantine", "clients", "usage"], "description": "The view to open on (default: catalog)."}}}"#,
     );
     let mut tools = vec![
         Tool::new(
             OPEN_TOOL,
-            "Open the skills manager: browse every skill, see where each comes from and which clients see it, review and install sources, approve quarantined skills, and enable or disable skills per client. Call it when the user asks to see, manage, install, update, trust or disable skills.",
+            "Open the skills manager: browse every skill, see where each comes from and which clients see it, which skills are used and which are not, review and install sources, approve quarantined skills, and enable or disable skills per client. Call it when the user asks to see, manage, install, update, trust or disable skills, or which skills they use.",
             Arc::new(open_schema),
         )
         .with_title("Open the skills manager")
@@ -412,6 +427,18 @@ impl App {
         let arguments = request.arguments.clone().unwrap_or_default();
         let effect = effect(name);
         if effect == Effect::Read {
+            return self.read_tool(registry, name, &arguments, &caller).await;
+        }
+        if effect == Effect::Private {
+            if let Caller::Http { admin: false, .. } = caller {
+                let refusal = "this token may read the catalog but not which clients use which skills: the usage report needs a token with admin (`skillserve token new LABEL --admin`, or the OAuth scope `skills:admin`)";
+                tracing::warn!(
+                    target: "skillserve::app",
+                    "{} {name}: refused: {refusal}",
+                    who(&caller)
+                );
+                return Ok(refused(refusal));
+            }
             return self.read_tool(registry, name, &arguments, &caller).await;
         }
         if let Err(refusal) = self.authorize(&arguments, &caller) {
@@ -609,6 +636,33 @@ impl App {
                         structured(text, value)
                     }
                     Err(message) => failed(&message),
+                })
+            }
+            "app_usage" => {
+                let (days, client) = match usage_query(arguments) {
+                    Ok(query) => query,
+                    Err(message) => return Ok(failed(&message)),
+                };
+                let registry = Arc::clone(registry);
+                let gathered = tokio::task::spawn_blocking(move || {
+                    // The uses still in memory are written first, so the
+                    // report counts the loads just made, and `skillserve
+                    // stats` reads the same numbers from the file.
+                    registry.usage().finish(USAGE_PATIENCE);
+                    let settings = registry.settings();
+                    Stats::gather(
+                        &settings,
+                        served.snapshot.skills(),
+                        crate::usage::Day::today(),
+                        days,
+                        client.as_deref(),
+                    )
+                })
+                .await
+                .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+                Ok(match gathered {
+                    Ok(stats) => structured(usage_text(&stats), to_value(&stats)),
+                    Err(err) => failed(&err.to_string()),
                 })
             }
             "app_sources" => {
@@ -821,6 +875,81 @@ fn counts(statuses: &std::collections::BTreeMap<&'static str, usize>) -> String 
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// How long a usage read waits for the uses in memory to be written.
+const USAGE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A client glob longer than this is refused (a client's name is kept to
+/// 64 characters).
+const MAX_CLIENT_GLOB_CHARS: usize = 256;
+
+/// The days and client glob of a usage read, bounded as `stats` bounds
+/// `--days`.
+fn usage_query(arguments: &JsonObject) -> Result<(u32, Option<String>), String> {
+    let range = crate::commands::STATS_DAYS;
+    let days = match arguments.get("days") {
+        None | Some(Value::Null) => crate::commands::STATS_DEFAULT_DAYS,
+        Some(value) => value
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "`days` must be a whole number from {} to {} (usage is kept {} days)",
+                    range.start(),
+                    range.end(),
+                    range.end()
+                )
+            })?,
+    };
+    let client = match arguments.get("client") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) if s.chars().count() > MAX_CLIENT_GLOB_CHARS => {
+            return Err(format!(
+                "`client` is longer than {MAX_CLIENT_GLOB_CHARS} characters"
+            ));
+        }
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(_) => return Err("`client` must be a string".to_owned()),
+    };
+    Ok((days, client))
+}
+
+/// The usage read's line: the figures, or that nothing is recorded and how
+/// to turn it on.
+fn usage_text(stats: &Stats) -> String {
+    let report = &stats.report;
+    let plural = crate::text::plural;
+    let loads: u64 = report.skills.iter().map(|s| s.loads).sum();
+    let served: usize = report.sources.iter().map(|s| s.skills).sum();
+    let figures = format!(
+        "{loads} load{} of {} skill{} over the last {} day{}; {} of {served} skill{} served not loaded",
+        plural(loads as usize),
+        report.skills.len(),
+        plural(report.skills.len()),
+        report.days,
+        plural(report.days as usize),
+        report.unused.len(),
+        plural(served)
+    );
+    match (&stats.file, &stats.off_by, &stats.turn_on) {
+        (None, ..) => {
+            "Usage is not recorded: there is no data folder (HOME is not set).".to_owned()
+        }
+        (Some(_), Some(by), Some(how)) => format!(
+            "Usage is not recorded: it is off ({by}); to record it, {how}. Recorded before: {figures}."
+        ),
+        _ => format!(
+            "{}{figures}.",
+            if stats.found {
+                ""
+            } else {
+                "No use recorded yet: "
+            }
+        ),
+    }
 }
 
 /// The catalog query of a call's arguments.
