@@ -22,6 +22,8 @@
   const UI_EXTENSION = "io.modelcontextprotocol/ui";
   const MIME = "text/html;profile=mcp-app";
   const PAGE = 100;
+  // The days of a skill's own loads in its view.
+  const SKILL_DAYS = 30;
   const TOKEN_KEY = "skillserve-token";
 
   const nonceMeta = document.querySelector('meta[name="skillserve-nonce"]');
@@ -36,6 +38,7 @@
     matched: 0,
     seq: 0,
     notice: null,
+    usage: { days: 30, client: "", clients: [] },
   };
 
   // ---- DOM helpers: text only, never HTML ----
@@ -101,7 +104,7 @@
         break;
       case "ui/notifications/tool-input": {
         const view = message.params && message.params.arguments && message.params.arguments.view;
-        if (view && view !== state.view && ["catalog", "sources", "quarantine", "clients"].includes(view)) show(view);
+        if (view && view !== state.view && VIEWS.some(([id]) => id === view)) show(view);
         break;
       }
       default:
@@ -328,6 +331,7 @@
     ["sources", "Sources"],
     ["quarantine", "Quarantine"],
     ["clients", "Clients"],
+    ["usage", "Usage"],
   ];
 
   function canChange() {
@@ -375,7 +379,7 @@
     state.view = view;
     state.skill = null;
     state.notice = null;
-    ({ catalog: catalogView, sources: sourcesView, quarantine: quarantineView, clients: clientsView })[view]();
+    ({ catalog: catalogView, sources: sourcesView, quarantine: quarantineView, clients: clientsView, usage: usageView })[view]();
   }
 
   function badge(status) {
@@ -571,6 +575,8 @@
       el("dd", null, seenDots(s.clients), " ", seenBy(s.clients)),
       el("dt", null, "Digest"),
       el("dd", { class: "mono" }, s.digest || "not available (too many files)"),
+      el("dt", null, "Loads (" + SKILL_DAYS + " days)"),
+      el("dd", { id: "skill-usage" }, el("span", { class: "loading" }, "…")),
     );
     const actions = el("div", { class: "actions" });
     if (canChange()) {
@@ -651,6 +657,30 @@
         sections,
       ),
     );
+    skillUsage(s);
+  }
+
+  // A skill's loads over the last days and its last use, from the usage
+  // report (the skill is its `where`: the folder the catalog's id names).
+  async function skillUsage(s) {
+    let report;
+    let text;
+    try {
+      report = await call("app_usage", { days: SKILL_DAYS });
+    } catch (error) {
+      text = error.code === "forbidden" ? "shown to an admin only" : "unknown: " + error.message;
+    }
+    const host = document.getElementById("skill-usage");
+    if (!host || state.skill !== s.id) return;
+    if (report && !report.file) {
+      text = "not recorded (no data folder)";
+    } else if (report) {
+      const used = report.skills.find((u) => u.where === s.dir);
+      const loads = used ? used.loads : 0;
+      text = loads ? count(loads, "load") + " · last used " + when(used.last_loaded) : "none in " + SKILL_DAYS + " days";
+      if (!report.recording) text += " (usage is not recorded now: it is off by " + report.off_by + ")";
+    }
+    host.replaceChildren(text);
   }
 
   function scoped(name, client) {
@@ -1121,6 +1151,249 @@
       ),
       m.matched > m.rows.length ? el("p", { class: "summary" }, "Showing " + m.rows.length + " of " + m.matched + ": search to narrow.") : "",
     );
+  }
+
+  // ---- Usage: which skills are used, and which are not ----
+  // The report of `skillserve stats --json` (app_usage). Over HTTP only an
+  // admin may read it: it says which clients use what.
+
+  function count(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  // "2026-11-28T09:12:44Z" as "2026-11-28 09:12 UTC".
+  function when(stamp) {
+    return typeof stamp === "string" ? stamp.replace("T", " ").replace(/:\d\dZ$/, " UTC") : "—";
+  }
+
+  // A server's sentence with `code` in it, as text and code elements.
+  function codeSpans(text) {
+    return String(text)
+      .split("`")
+      .map((part, i) => (i % 2 ? el("code", null, part) : part));
+  }
+
+  function clientName(name) {
+    return name === "" ? "(no name)" : name;
+  }
+
+  // Loads per day as a row of bars, oldest first; the numbers on hover.
+  function sparkline(daily, to) {
+    const top = Math.max(1, ...daily);
+    const title = "Loads per day, " + daily.length + " days to " + to + ": " + daily.join(", ");
+    const bars = daily.map((n) => {
+      const bar = el("span", { class: n ? "bar" : "bar zero" });
+      // Through the CSSOM: the page's CSP allows no style attribute.
+      if (n) bar.style.height = Math.max(12, Math.round((n / top) * 100)) + "%";
+      return bar;
+    });
+    return el("span", { class: "spark", title, role: "img", "aria-label": title }, bars);
+  }
+
+  function usageView() {
+    const days = el(
+      "select",
+      {
+        "aria-label": "Days",
+        "data-usage": "days",
+        onchange: (e) => {
+          state.usage.days = Number(e.target.value);
+          loadUsage();
+        },
+      },
+      [7, 30, 90].map((d) => el("option", { value: String(d), selected: state.usage.days === d }, "last " + d + " days")),
+    );
+    const client = el(
+      "select",
+      {
+        "aria-label": "Client",
+        "data-usage": "client",
+        onchange: (e) => {
+          state.usage.client = e.target.value;
+          loadUsage();
+        },
+      },
+      el("option", { value: "" }, "Client: all"),
+      state.usage.clients.map((c) => el("option", { value: c, selected: state.usage.client === c }, c)),
+    );
+    frame(el("h2", null, "Usage"), el("div", { class: "filters" }, days, client), el("div", { id: "usage", "aria-live": "polite" }, el("p", { class: "loading" }, "Loading…")));
+    loadUsage();
+  }
+
+  async function loadUsage() {
+    const seq = ++state.seq;
+    const args = { days: state.usage.days };
+    // A client's own name, not a glob: characters a glob reads are escaped
+    // by matching them as themselves (`?` matches any one).
+    if (state.usage.client) args.client = state.usage.client.replace(/[*]/g, "?");
+    let report;
+    try {
+      report = await call("app_usage", args);
+    } catch (error) {
+      if (seq !== state.seq || state.view !== "usage" || state.skill) return;
+      const host = document.getElementById("usage");
+      if (!host) return;
+      if (error.code === "forbidden") {
+        host.replaceChildren(
+          el(
+            "p",
+            { class: "notice" },
+            "Which clients use which skills is shown to an admin only. Open this page with an admin token (",
+            el("code", null, "skillserve token new LABEL --admin"),
+            ") or run ",
+            el("code", null, "skillserve ui"),
+            ", or run ",
+            el("code", null, "skillserve stats"),
+            " on the server.",
+          ),
+        );
+        return;
+      }
+      return failure(error);
+    }
+    if (seq !== state.seq || state.view !== "usage" || state.skill) return;
+    if (!state.usage.client && report.clients.length) {
+      // A client that gave no name cannot be asked for alone.
+      const names = report.clients.map((c) => c.client).filter((c) => c !== "");
+      if (names.join("\n") !== state.usage.clients.join("\n")) {
+        state.usage.clients = names;
+        const select = root().querySelector("select[data-usage=client]");
+        if (select) select.replaceChildren(el("option", { value: "" }, "Client: all"), names.map((c) => el("option", { value: c }, c)));
+      }
+    }
+    drawUsage(report);
+  }
+
+  function drawUsage(r) {
+    const host = document.getElementById("usage");
+    if (!host) return;
+    const loads = r.skills.reduce((sum, s) => sum + s.loads, 0);
+    const served = r.sources.reduce((sum, s) => sum + s.skills, 0);
+    const parts = [];
+    if (!r.file) {
+      parts.push(el("div", { class: "notice warn", role: "status" }, el("strong", null, "Usage is not recorded: "), "there is no data folder (HOME is not set)."));
+    } else if (!r.recording) {
+      parts.push(
+        el(
+          "div",
+          { class: "notice warn", role: "status" },
+          el("strong", null, "Usage is not recorded: "),
+          "it is turned off (" + r.off_by + "). To record which skills are loaded, ",
+          codeSpans(r.turn_on),
+          ".",
+          r.skills.length ? " Below are the uses recorded before." : " Nothing was recorded before either.",
+        ),
+      );
+    }
+    parts.push(
+      el(
+        "p",
+        { class: "summary" },
+        count(loads, "load") + " of " + count(r.skills.length, "skill") + " over the last " + count(r.days, "day") + " (" + r.from + " to " + r.to + ", UTC)" + (r.client ? " by " + clientName(state.usage.client) : "") + ".",
+      ),
+    );
+    if (!r.recording && !r.skills.length) {
+      host.replaceChildren(...parts);
+      return;
+    }
+    const most = r.skills.length
+      ? el(
+          "table",
+          { class: "usage used" },
+          el("thead", null, el("tr", null, ["Skill", "Loads", "Last used", "Per day", "Clients", "Source"].map((h) => el("th", { scope: "col" }, h)))),
+          el(
+            "tbody",
+            null,
+            r.skills.map((s) =>
+              el(
+                "tr",
+                { "data-skill": s.name },
+                el("td", { class: "name" }, s.where ? el("button", { class: "link", onclick: () => openSkill(s.where) }, s.name) : s.name),
+                el("td", { class: "num loads", "data-label": "Loads" }, String(s.loads), surfacesNote(s)),
+                el("td", { class: "when", "data-label": "Last used" }, when(s.last_loaded)),
+                el("td", { "data-label": "Per day" }, sparkline(s.daily, r.to)),
+                el("td", { class: "reason", "data-label": "Clients" }, Object.entries(s.clients).map(([c, n]) => clientName(c) + " " + n).join(", ")),
+                el("td", { class: "prov", title: s.where || s.root || s.source, "data-label": "Source" }, el("span", { class: "kind" }, s.source), s.where ? null : el("div", { class: "reason" }, "not served now")),
+              ),
+            ),
+          ),
+        )
+      : el("p", null, "No skill was loaded in these days.");
+    parts.push(el("section", { "aria-label": "Most used" }, el("h3", null, "Most used"), most));
+    if (r.recording) {
+      const unused = r.unused.length
+        ? el(
+            "table",
+            { class: "usage unused" },
+            el("thead", null, el("tr", null, ["Skill", "Source", "Where it lives", canChange() ? "" : null].filter((h) => h !== null).map((h) => el("th", { scope: "col" }, h)))),
+            el(
+              "tbody",
+              null,
+              r.unused.map((u) =>
+                el(
+                  "tr",
+                  { "data-skill": u.name },
+                  el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(u.where) }, u.name)),
+                  el("td", { class: "prov", "data-label": "Source" }, el("span", { class: "kind" }, u.source)),
+                  el("td", { class: "where mono", "data-label": "Where" }, u.where),
+                  canChange() ? el("td", { class: "row-actions" }, disableButton(u)) : null,
+                ),
+              ),
+            ),
+          )
+        : el("p", null, "Every skill served was loaded in these days.");
+      parts.push(
+        el(
+          "section",
+          { "aria-label": "Not used" },
+          el("h3", null, "Not used in " + count(r.days, "day") + " (" + r.unused.length + " of " + count(served, "skill") + " served)"),
+          r.client ? el("p", { class: "summary" }, "Not loaded by " + clientName(state.usage.client) + "; other clients may use them.") : null,
+          unused,
+        ),
+      );
+    }
+    const small = (label, heads, rows) =>
+      el(
+        "section",
+        { "aria-label": label, class: "usage-part" },
+        el("h3", null, label),
+        rows.length ? el("table", { class: "usage small" }, el("thead", null, el("tr", null, heads.map((h) => el("th", { scope: "col" }, h)))), el("tbody", null, rows)) : el("p", null, "None."),
+      );
+    parts.push(
+      el(
+        "div",
+        { class: "usage-parts" },
+        small("By client", ["Client", "Loads", "Skills"], r.clients.map((c) => el("tr", { "data-client": c.client }, el("td", { class: "name" }, clientName(c.client)), el("td", { class: "num", "data-label": "Loads" }, String(c.loads)), el("td", { class: "num", "data-label": "Skills" }, String(c.skills))))),
+        small("By source", ["Source", "Loads", "Used of served"], r.sources.map((s) => el("tr", { "data-source": s.source }, el("td", { class: "name" }, s.source), el("td", { class: "num", "data-label": "Loads" }, String(s.loads)), el("td", { class: "num", "data-label": "Used of served" }, s.used + " of " + s.skills)))),
+      ),
+    );
+    host.replaceChildren(...parts);
+  }
+
+  // Disable an unused skill for every client, after a question asked in
+  // its row.
+  function disableButton(u) {
+    const question = el("div", { class: "ask" });
+    const button = el(
+      "button",
+      {
+        "aria-label": "Disable " + u.name + " for every client",
+        onclick: async () => {
+          if (await ask("Disable " + u.name + " for every client?", question)) act("app_disable", { name: u.name }, null, loadUsage);
+        },
+      },
+      "Disable",
+    );
+    return [button, question];
+  }
+
+  // "tool 3, prompt 1; 2 files read", under a skill's count.
+  function surfacesNote(s) {
+    const names = { tool: "tool", prompt: "prompt", skills_get: "skills/get", resource: "resource" };
+    const by = Object.entries(s.surfaces).filter(([, n]) => n > 0).map(([k, n]) => names[k] + " " + n);
+    const reads = Object.values(s.files).reduce((sum, n) => sum + n, 0);
+    if (reads) by.push(count(reads, "read") + " of " + count(Object.keys(s.files).length, "file"));
+    return by.length ? el("div", { class: "reason" }, by.join(", ")) : null;
   }
 
   // ---- Start ----

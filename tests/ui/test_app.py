@@ -178,8 +178,13 @@ def wait_rows(page, count, selector="table.catalog tbody tr"):
     return False
 
 
-def shoot(page, name):
-    if "--screenshots" in sys.argv:
+def shoot(page, name, readme=True):
+    """With --screenshots, the README's images (`readme`) in docs/images;
+    with SHOTS=DIR in the environment, every shot, whole pages, in DIR (to
+    look at while working on the page)."""
+    if os.environ.get("SHOTS"):
+        page.screenshot(path=str(pathlib.Path(os.environ["SHOTS"]) / f"{name}.png"), full_page=True)
+    if readme and "--screenshots" in sys.argv:
         IMAGES.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=False)
 
@@ -215,14 +220,14 @@ def make_upstream(base):
     return repo, git(base, repo, "rev-parse", "HEAD")
 
 
-def mcp_call(url, token, name, arguments):
+def mcp_call(url, token, name, arguments, client="some-client"):
     """A stateless tools/call over HTTP, as an MCP client of 2026-07-28
     sends it (no UI extension: the client a team's model uses)."""
     body = json.dumps({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": name, "arguments": arguments, "_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "some-client", "version": "1"},
+            "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
     request = urllib.request.Request(url + "/mcp", data=body, method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -250,9 +255,7 @@ def sources_flow(browser, url, base, home, admin, reader):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url + "/")
-    page.evaluate("(t) => sessionStorage.setItem('skillserve-token', t)", admin)
-    page.reload()
+    page.goto(url + "/#token=" + admin)
     page.wait_for_selector("table.catalog tbody tr")
     check("an admin token may change things", "read only" not in page.locator("header .who").inner_text())
     page.click("nav.tabs button:text-is('Sources')")
@@ -398,6 +401,13 @@ def apps_host(browser, base, home, repo):
         config = (home / ".config" / "skillserve" / "config.toml").read_text()
         check("disabling for one client from the app edits config.toml", "[clients.cursor]" in config and '"sync"' in config, config)
         check("the app's calls went through the bridge", "app_trust" in page.evaluate("window.host.state.calls"))
+        # Usage over stdio: the model's load of sync is counted at once.
+        view.locator("nav.tabs button:text-is('Usage')").click()
+        view.locator("table.usage.used tbody tr").first.wait_for()
+        first = view.locator("table.usage.used tbody tr").first
+        check("in the host, the usage view counts the load just made",
+              first.get_attribute("data-skill") == "sync" and first.locator("td.loads").inner_text().startswith("1")
+              and "apps-test-host 1" in first.inner_text(), first.inner_text())
         teardown = page.evaluate("window.host.teardown()")
         check("the app answers teardown", teardown == {}, json.dumps(teardown))
         check("the host page and the app raised no script error", not errors, str(errors))
@@ -408,6 +418,117 @@ def apps_host(browser, base, home, repo):
             bridge.wait(timeout=10)
         except subprocess.TimeoutExpired:
             bridge.kill()
+
+
+def open_page(browser, url, token, width=1200, height=900, scale=1):
+    """A page with `token`, handed over in the fragment as `skillserve ui`
+    does (set into sessionStorage after the page loaded, it raced the first
+    call's 401, which clears it)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale, color_scheme="light")
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/#token=" + token)
+    page.wait_for_selector("table.catalog tbody tr", timeout=60_000)
+    return context, page, errors
+
+
+def usage_flow(browser, url, base, home, repo, tokens, admin, reader):
+    """The Usage view in a browser: skills loaded by an MCP client over
+    HTTP, the most used first with its count, a never-used skill with where
+    it lives and a way to disable it, the skill's own count; a reader is
+    told it is for an admin; with recording off, the view says so and how
+    to turn it on."""
+    for name in ["pdf", "pdf", "xlsx"]:
+        loaded = mcp_call(url, reader, "skill", {"name": name}, client="team-client")
+        check(f"an MCP client loads {name}", loaded["result"].get("isError") is not True, json.dumps(loaded)[:300])
+
+    context, page, errors = open_page(browser, url, admin)
+    page.click("nav.tabs button:text-is('Usage')")
+    page.wait_for_selector("table.usage.used tbody tr")
+    rows = page.locator("table.usage.used tbody tr")
+    first = rows.first
+    check("the usage view lists the most used skill first with its count",
+          first.get_attribute("data-skill") == "pdf" and first.locator("td.loads").inner_text().startswith("2")
+          and "team-client 2" in first.inner_text(), first.inner_text())
+    xlsx = page.locator("table.usage.used tr[data-skill=xlsx]")
+    check("a skill loaded once is listed with its count", xlsx.count() == 1 and xlsx.locator("td.loads").inner_text().startswith("1"))
+    docx = page.locator("table.usage.unused tr[data-skill=docx]")
+    check("a never-used skill is listed with where it lives",
+          docx.count() == 1 and docx.locator("td.where").inner_text() == str(home / ".claude" / "skills" / "docx"),
+          docx.inner_text() if docx.count() else page.locator("main").inner_text()[:1000])
+    check("an admin is offered to disable it", docx.locator("button:text-is('Disable')").count() == 1)
+    client_row = page.locator("table.usage.small tr[data-client=team-client]")
+    check("loads are counted per client", client_row.count() == 1 and client_row.inner_text().split() == ["team-client", "3", "2"], client_row.inner_text() if client_row.count() else "")
+    check("and per source", page.locator("table.usage.small tr[data-source=user]").count() == 1)
+    check("the page shows no stray text", "undefined" not in page.locator("main").inner_text() and "null" not in page.locator("main").inner_text())
+    shoot(page, "usage-light")
+    page.set_viewport_size({"width": 600, "height": 900})
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    check("at narrow width the usage view does not overflow sideways", overflow <= 0, str(overflow))
+    shoot(page, "usage-narrow")
+    page.set_viewport_size({"width": 1200, "height": 900})
+
+    # Disable the never-used skill from here, after a question in its row.
+    docx.locator("button:text-is('Disable')").click()
+    docx.locator("[role=alertdialog] button:text-is('Yes')").click()
+    check("disabling an unused skill from the usage view says so", wait_text(page.locator(".notice.ok"), "Disabled docx for every client"))
+    config = (home / ".config" / "skillserve" / "config.toml").read_text()
+    check("and edits config.toml", '"docx"' in config, config)
+    page.wait_for_selector("table.usage.used tbody tr")
+
+    # The skill's own view: its loads and last use.
+    page.click("table.usage.used button.link:text-is('pdf')")
+    page.wait_for_selector("article .md")
+    check("the skill view shows its loads in 30 days", wait_text(page.locator("#skill-usage"), "2 loads · last used "), page.locator("#skill-usage").inner_text())
+    shoot(page, "usage-skill", readme=False)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("table.usage.used tbody tr")
+    check("Escape goes back to the usage view", page.locator("nav.tabs button[aria-selected=true]").inner_text() == "Usage")
+    check("the usage pages raised no script error", not errors, str(errors))
+    context.close()
+
+    # A reader: the view says usage is for an admin; the skill view too.
+    context, page, errors = open_page(browser, url, reader)
+    page.click("nav.tabs button:text-is('Usage')")
+    check("a reader is told usage is shown to an admin only", wait_text(page.locator("#usage"), "shown to an admin only"), page.locator("main").inner_text()[:500])
+    page.click("nav.tabs button:text-is('Catalog')")
+    page.wait_for_selector("table.catalog tbody tr")
+    page.click("button.link:text-is('xlsx')")
+    check("and in a skill's view", wait_text(page.locator("#skill-usage"), "shown to an admin only"))
+    context.close()
+
+    # Recording off: said plainly, with how to turn it on.
+    port = free_port()
+    log = open(base / "server-off.log", "w")
+    off = subprocess.Popen(
+        [str(BINARY), "serve", "--http", f"127.0.0.1:{port}", "--auth-tokens", str(tokens), "--project-dir", str(repo), "--no-plugins", "--no-usage"],
+        env=environment(base, home), cwd=base, stdout=subprocess.DEVNULL, stderr=log,
+    )
+    try:
+        off_url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(off_url + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                time.sleep(0.05)
+        context, page, errors = open_page(browser, off_url, admin)
+        page.click("nav.tabs button:text-is('Usage')")
+        notice = page.locator("#usage .notice.warn")
+        check("with recording off the usage view says so and how to turn it on",
+              wait_text(notice, "Usage is not recorded: it is turned off (--no-usage). To record which skills are loaded, start the server without --no-usage."),
+              notice.inner_text() if notice.count() else page.locator("main").inner_text()[:500])
+        check("and lists no skill as never used", page.locator("table.usage.unused").count() == 0)
+        check("the way to turn it on is shown as code", notice.locator("code").inner_text() == "--no-usage")
+        check("the uses recorded before are shown as such", "Below are the uses recorded before." in notice.inner_text() and page.locator("table.usage.used tr[data-skill=pdf]").count() == 1)
+        shoot(page, "usage-off", readme=False)
+        check("the recording-off page raised no script error", not errors, str(errors))
+        context.close()
+    finally:
+        off.send_signal(signal.SIGTERM)
+        off.wait(timeout=10)
 
 
 def main():
@@ -566,9 +687,7 @@ def main():
             # Dark, and 200% zoom.
             dark = browser.new_context(viewport={"width": 1200, "height": 760}, color_scheme="dark")
             dark_page = dark.new_page()
-            dark_page.goto(url + "/")
-            dark_page.evaluate("(t) => sessionStorage.setItem('skillserve-token', t)", reader)
-            dark_page.reload()
+            dark_page.goto(url + "/#token=" + reader)
             dark_page.wait_for_selector("table.catalog tbody tr")
             background = dark_page.evaluate("getComputedStyle(document.body).backgroundColor")
             check("dark mode follows the system", background == "rgb(23, 24, 26)", background)
@@ -579,9 +698,7 @@ def main():
             dark.close()
             zoomed = browser.new_context(viewport={"width": 600, "height": 760}, device_scale_factor=2, color_scheme="light")
             zoomed_page = zoomed.new_page()
-            zoomed_page.goto(url + "/")
-            zoomed_page.evaluate("(t) => sessionStorage.setItem('skillserve-token', t)", reader)
-            zoomed_page.reload()
+            zoomed_page.goto(url + "/#token=" + reader)
             zoomed_page.wait_for_selector("table.catalog tbody tr", timeout=60_000)
             overflow = zoomed_page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             check("at 200% zoom nothing overflows sideways", overflow <= 0, str(overflow))
@@ -590,6 +707,7 @@ def main():
             check("the page raised no script error", not errors, str(errors))
             sources_flow(browser, url, base, home, admin, reader)
             apps_host(browser, base, home, repo)
+            usage_flow(browser, url, base, home, repo, tokens, admin, reader)
             print(f"(browser part took {time.monotonic() - started:.1f} s)")
             browser.close()
     except Exception:
