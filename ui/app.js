@@ -1230,6 +1230,7 @@
     try {
       report = await call("app_usage", args);
     } catch (error) {
+      if (error.code === "unauthorized") return failure(error);
       if (seq !== state.seq || state.view !== "usage" || state.skill) return;
       const host = document.getElementById("usage");
       if (!host) return;
@@ -1249,7 +1250,10 @@
         );
         return;
       }
-      return failure(error);
+      // Said where the report would be (an unreadable usage file, say).
+      const message = error.message || String(error);
+      host.replaceChildren(el("p", { class: "notice error", role: "alert" }, message.charAt(0).toUpperCase() + message.slice(1)));
+      return;
     }
     if (seq !== state.seq || state.view !== "usage" || state.skill) return;
     if (!state.usage.client && report.clients.length) {

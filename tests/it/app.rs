@@ -642,6 +642,12 @@ fn skillserve_ui_serves_the_app_with_a_one_time_token_that_may_change_things() {
     let config =
         std::fs::read_to_string(fixture.path("home/.config/skillserve/config.toml")).unwrap();
     assert!(config.contains("disabled = [\"pdf\"]"), "{config}");
+    // The person's own usage report: their token is admin.
+    let (_, usage) = page_call(&base, &token, "app_usage", json!({"days": 7}));
+    let usage = &usage["result"]["structuredContent"];
+    assert_eq!(usage["recording"], true, "{usage}");
+    assert_eq!(usage["days"], 7);
+    assert_eq!(usage["skills"], json!([]));
     let _ = child.kill();
     let _ = child.wait();
 }

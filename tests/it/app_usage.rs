@@ -204,6 +204,28 @@ async fn with_recording_off_the_read_says_so_and_how_to_turn_it_on() {
     server.stop().await;
 }
 
+#[tokio::test]
+async fn a_usage_file_that_cannot_be_read_is_a_clear_error() {
+    let fixture = fixture();
+    let file = fixture.write("home/.local/share/skillserve/usage.json", "not json\n");
+    let server = Server::start_ui(fixture.command(ARGS), true).await;
+    let read = app_usage(&server, json!({})).await;
+    assert_eq!(read.is_error, Some(true), "{read:?}");
+    let message = text(&read);
+    assert!(
+        message.starts_with(&format!(
+            "cannot read the usage file {}: not a usage file of skillserve: ",
+            file.display()
+        )),
+        "{message}"
+    );
+    // The CLI says the same.
+    let out = fixture.run(&[&["stats"][..], ARGS].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.contains(message), "{}", out.stderr);
+    server.stop().await;
+}
+
 #[test]
 fn over_http_the_usage_read_needs_an_admin_token() {
     let fixture = fixture();
@@ -282,4 +304,32 @@ fn over_http_the_usage_read_needs_an_admin_token() {
     );
     let (status, log) = server.terminate();
     assert!(status.success(), "{log}");
+
+    // Without authentication (loopback, no tokens) no caller is admin.
+    let open = HttpServer::ready(&fixture, &["--skills-dir", "team"]);
+    let refused = open
+        .post(
+            &json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "app_usage", "arguments": {}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "skillserve-app", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"io.modelcontextprotocol/ui": {}}
+                    }
+                }}
+            }),
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "app_usage"),
+            ],
+        )
+        .answer();
+    assert_eq!(
+        refused["result"]["structuredContent"]["error"]["code"], "forbidden",
+        "{refused}"
+    );
+    open.wait_for_log("http - app_usage: refused");
+    open.terminate();
 }

@@ -468,6 +468,9 @@ def usage_flow(browser, url, base, home, repo, tokens, admin, reader):
     check("at narrow width the usage view does not overflow sideways", overflow <= 0, str(overflow))
     shoot(page, "usage-narrow")
     page.set_viewport_size({"width": 1200, "height": 900})
+    page.emulate_media(color_scheme="dark")
+    shoot(page, "usage-dark", readme=False)
+    page.emulate_media(color_scheme="light")
 
     # Disable the never-used skill from here, after a question in its row.
     docx.locator("button:text-is('Disable')").click()
