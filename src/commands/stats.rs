@@ -157,6 +157,9 @@ pub fn stats(stats: &Stats, format: Format, out: &mut dyn Write) -> io::Result<E
             out,
             "Recording is off ({by}): these are the uses recorded before."
         )?;
+        if let Some(how) = &stats.turn_on {
+            writeln!(out, "To record uses again, {}.", printable(how))?;
+        }
     }
 
     writeln!(out, "\nMost used:")?;

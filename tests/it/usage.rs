@@ -374,9 +374,12 @@ async fn usage_false_records_nothing_and_deletes_nothing() {
         );
     }
     let out = fixture.run(&[&["stats"][..], ARGS].concat());
+    let config = fixture.path("home/.config/skillserve/config.toml");
     assert!(
-        out.stdout
-            .contains("\nRecording is off (config.toml:1): these are the uses recorded before.\n"),
+        out.stdout.contains(&format!(
+            "\nRecording is off (config.toml:1): these are the uses recorded before.\nTo record uses again, set `usage = true` (or remove the line `usage = false`) at line 1 of {}.\n",
+            config.display()
+        )),
         "{}",
         out.stdout
     );
