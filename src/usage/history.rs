@@ -45,6 +45,8 @@ use super::{
 
 /// The maps of a history: keys are small, and hashed for every use.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// A table numbered in the order of insertion, kept once.
+type Table<T> = indexmap::IndexSet<T, foldhash::fast::RandomState>;
 use crate::disk;
 
 /// The format's version, the first key of the file.
@@ -88,10 +90,10 @@ struct DayUse {
 /// The uses of skills, day by day.
 #[derive(Clone, Debug, Default)]
 pub struct History {
-    skills: Vec<SkillId>,
-    skill_index: HashMap<SkillId, u32>,
-    clients: Vec<Box<str>>,
-    client_index: HashMap<Box<str>, u32>,
+    /// The skills named, each numbered by its place.
+    skills: Table<SkillId>,
+    /// The clients named, each numbered by its place.
+    clients: Table<Box<str>>,
     days: BTreeMap<Day, DayUse>,
     /// About how many bytes the file of this history would take: what
     /// bounds a history that grows between two writes.
@@ -165,18 +167,20 @@ impl History {
     }
 
     fn skill(&mut self, id: &SkillId) -> Option<u32> {
-        if let Some(&index) = self.skill_index.get(id) {
-            return Some(index);
+        match self.skills.get_index_of(id) {
+            Some(index) => Some(index as u32),
+            None => self.new_skill(id.clone()),
         }
+    }
+
+    /// Numbers `id`, not named yet (`None`: the history is full).
+    fn new_skill(&mut self, id: SkillId) -> Option<u32> {
         let cost = id.source.len() + id.root.len() + id.name.len() + 12;
         if self.approx_bytes + cost > MAX_APPROX_BYTES {
             return None;
         }
         self.approx_bytes += cost;
-        let index = self.skills.len() as u32;
-        self.skills.push(id.clone());
-        self.skill_index.insert(id.clone(), index);
-        Some(index)
+        Some(self.skills.insert_full(id).0 as u32)
     }
 
     fn client(&mut self, name: &str) -> Option<u32> {
@@ -184,18 +188,15 @@ impl History {
             Some((end, _)) => &name[..end],
             None => name,
         };
-        if let Some(&index) = self.client_index.get(name) {
-            return Some(index);
+        if let Some(index) = self.clients.get_index_of(name) {
+            return Some(index as u32);
         }
         let cost = name.len() + 4;
         if self.approx_bytes + cost > MAX_APPROX_BYTES {
             return None;
         }
         self.approx_bytes += cost;
-        let index = self.clients.len() as u32;
-        self.clients.push(name.into());
-        self.client_index.insert(name.into(), index);
-        Some(index)
+        Some(self.clients.insert_full(name.into()).0 as u32)
     }
 
     /// The index of the client called `name` on `day`: past
@@ -363,21 +364,20 @@ impl History {
             newline.ok_or_else(|| ReadError::Invalid("not two lines of JSON".to_owned()))?;
         let file: FileV1 = serde_json::from_slice(&bytes[newline + 1..]).map_err(invalid)?;
         let mut history = History::default();
-        for (source, root, name) in &file.skills {
-            let id = SkillId {
-                source: source.clone(),
-                root: root.clone(),
-                name: name.clone(),
-            };
-            if history.skill_index.contains_key(&id) {
-                return Err(ReadError::Invalid(format!("skill {name:?} listed twice")));
+        let (skills, clients) = (file.skills.len() as u64, file.clients.len() as u64);
+        for (source, root, name) in file.skills {
+            let id = SkillId { source, root, name };
+            if history.skills.contains(&id) {
+                return Err(ReadError::Invalid(format!(
+                    "skill {:?} listed twice",
+                    id.name
+                )));
             }
-            history.skill(&id);
+            history.new_skill(id);
         }
         for name in &file.clients {
             history.client(name);
         }
-        let (skills, clients) = (file.skills.len() as u64, file.clients.len() as u64);
         for day in file.days {
             let number = Day::parse(&day.day)
                 .ok_or_else(|| ReadError::Invalid(format!("{:?} is not a day", day.day)))?;
@@ -525,7 +525,7 @@ fn list(count: usize, bytes: usize) -> usize {
 }
 
 fn json(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
+    serde_json::to_string(text).expect("a string is always JSON")
 }
 
 impl Writer {
@@ -613,20 +613,12 @@ impl Writer {
         uses: &DayUse,
         partial: Option<(usize, &[String])>,
     ) -> String {
+        // Most used first, then in the order the history named them: the
+        // same history always gives the same text.
         let mut loads: Vec<(&(u32, u32), &Loads)> = uses.loads.iter().collect();
-        loads.sort_by(|a, b| {
-            b.1.total()
-                .cmp(&a.1.total())
-                .then_with(|| history.skills[a.0.0 as usize].cmp(&history.skills[b.0.0 as usize]))
-                .then_with(|| history.clients[a.0.1 as usize].cmp(&history.clients[b.0.1 as usize]))
-        });
+        loads.sort_unstable_by(|a, b| b.1.total().cmp(&a.1.total()).then(a.0.cmp(b.0)));
         let mut files: Vec<(&FileKey, &u32)> = uses.files.iter().collect();
-        files.sort_by(|a, b| {
-            b.1.cmp(a.1)
-                .then_with(|| history.skills[a.0.0 as usize].cmp(&history.skills[b.0.0 as usize]))
-                .then_with(|| history.clients[a.0.1 as usize].cmp(&history.clients[b.0.1 as usize]))
-                .then_with(|| a.0.2.cmp(&b.0.2))
-        });
+        files.sort_unstable_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
         let skeleton = format!("{{\"day\":\"{day}\",\"loads\":[],\"files\":[]}}");
         let (mut load_rows, mut file_rows): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
         let rows_bytes = |rows: &[String]| list(rows.len(), rows.iter().map(String::len).sum());
