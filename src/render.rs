@@ -3,6 +3,7 @@
 //! use these functions, so the CLI prints exactly what a client receives.
 
 use std::borrow::Cow;
+use std::cmp::Reverse;
 use std::fmt::Write;
 
 use crate::config::{MAX_QUERY_CHARS, Placement};
@@ -157,12 +158,13 @@ pub fn catalog<'a>(
     }
     let used = entries.iter().filter(|e| e.uses > 0).count();
     if used > 0 {
-        let mut keyed: Vec<(usize, Entry)> = entries.into_iter().enumerate().collect();
-        keyed.sort_by_cached_key(|(index, e)| match e.uses {
-            0 => (1, 0, String::new(), *index),
-            uses => (0, u32::MAX - uses, e.name.to_lowercase(), *index),
-        });
-        entries = keyed.into_iter().map(|(_, e)| e).collect();
+        // Only the used ones are sorted (a stable sort: ties keep the order
+        // given); the others keep theirs, behind them.
+        let (mut lately, others): (Vec<Entry>, Vec<Entry>) =
+            entries.into_iter().partition(|e| e.uses > 0);
+        lately.sort_by_cached_key(|e| (Reverse(e.uses), e.name.to_lowercase()));
+        lately.extend(others);
+        entries = lately;
     }
     let (lately, others) = entries.split_at(used);
     let longest = |entries: &[Entry]| entries.iter().map(|e| e.description_chars).max();

@@ -17,7 +17,9 @@ use crate::skill::Skill;
 /// orders the catalog over its budget (most used first).
 #[derive(Debug, Default)]
 pub struct Ranks {
-    by_name: HashMap<Box<str>, Vec<(SkillId, u32)>>,
+    /// Looked up for every skill of the catalog over its budget: hashed
+    /// with foldhash, not SipHash.
+    by_name: HashMap<Box<str>, Vec<(SkillId, u32)>, foldhash::fast::RandomState>,
 }
 
 impl Ranks {
