@@ -9,10 +9,17 @@ At 10,000 skills (corpus from benches/make_corpus.py, seed 1):
   * calls, in instructions: the release binary under `valgrind
     --tool=callgrind` answers `initialize`, `tools/list` and CALLS
     `tools/call` spread over every skill (what a model does), then stdin
-    closes; and again with no call. (total with calls - total without) / CALLS
-    is one call's instructions, the writer thread's share and the write at
-    exit included. Usage recording on (a fresh data folder) against
-    `--no-usage`. Instructions do not depend on the machine's load.
+    closes; again with the same calls twice over; and again with no call.
+    Usage recording on (a fresh data folder) against `--no-usage`.
+    Instructions do not depend on the machine's load.
+      - one call: (twice over - once) / CALLS, with recording and without:
+        what each further call costs, the writer's adding included. The
+        write does not grow with it (the same skills, the same rows).
+      - one write: what recording adds to the run of CALLS calls beyond
+        CALLS times a call's extra: the writer's start and its one write of
+        CALLS rows, at the server's stop (a server writes at most every 30 s).
+      - a write into a full file: the same with the full usage file (2 MiB,
+        its cap) in place and 10 calls: reading, merging and rewriting it.
   * calls, in time: the same CALLS round trips on live servers, the two
     kinds alternating for ROUNDS rounds: the median round trip of each.
   * start-up: spawn -> `tools/list` answered, ROUNDS rounds alternating
@@ -209,18 +216,33 @@ def main():
 
     if not args.no_callgrind:
         print(f"\ninstructions (callgrind; {load()}):")
-        per_call = {}
+        few = calls[:10]
+        runs = {}
         for kind, extra in (("on", []), ("off", ["--no-usage"])):
-            without = instructions(args.bin, skills, [], extra)
-            with_calls = instructions(args.bin, skills, calls, extra)
-            per_call[kind] = (with_calls - without) / args.calls
-            print(f"  usage {kind:3}: start-up {without:,} Ir, one call {per_call[kind]:,.0f} Ir")
-        ratio = per_call["on"] / per_call["off"]
-        print(f"  a call with recording: {ratio:.4f}x ({(ratio - 1) * 100:+.2f}%)")
-        on = instructions(args.bin, skills, [], [], usage_file=full)
-        off = instructions(args.bin, skills, [], ["--no-usage"], usage_file=full)
-        print(f"  start-up with a full usage file: on {on:,} Ir, off {off:,} Ir "
-              f"({on / off:.3f}x: the file is read beside the scan, on its own thread)")
+            runs[kind] = {
+                "none": instructions(args.bin, skills, [], extra),
+                "once": instructions(args.bin, skills, calls, extra),
+                "twice": instructions(args.bin, skills, calls + calls, extra),
+                "full, none": instructions(args.bin, skills, [], extra, usage_file=full),
+                "full, few": instructions(args.bin, skills, few, extra, usage_file=full),
+            }
+        call = {kind: (r["twice"] - r["once"]) / args.calls for kind, r in runs.items()}
+        on, off = runs["on"], runs["off"]
+        ratio = call["on"] / call["off"]
+        print(f"  one call: {call['on']:,.0f} Ir recording, {call['off']:,.0f} Ir not: "
+              f"{ratio:.4f}x ({(ratio - 1) * 100:+.2f}%)")
+        write = (on["once"] - on["none"]) - (off["once"] - off["none"]) \
+            - args.calls * (call["on"] - call["off"])
+        print(f"  one write of {args.calls} calls' rows (with the writer's start): "
+              f"{write:,.0f} Ir, {write / call['off']:.1f} calls' worth")
+        full_write = (on["full, few"] - on["full, none"]) - (off["full, few"] - off["full, none"]) \
+            - len(few) * (call["on"] - call["off"])
+        print(f"  one write into a full file: {full_write:,.0f} Ir, "
+              f"{full_write / call['off']:.1f} calls' worth")
+        ratio = on["full, none"] / off["full, none"]
+        print(f"  start-up with a full usage file: {on['full, none']:,} Ir recording, "
+              f"{off['full, none']:,} Ir not ({ratio:.4f}x); without a file "
+              f"{on['none'] / off['none']:.4f}x")
 
     trips = {"on": [], "off": []}
     starts = {"on": [], "off": []}
