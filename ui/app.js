@@ -1305,20 +1305,16 @@
           "table",
           { class: "usage used" },
           el("thead", null, el("tr", null, ["Skill", "Loads", "Last used", "Per day", "Clients", "Source"].map((h) => el("th", { scope: "col" }, h)))),
-          el(
-            "tbody",
-            null,
-            r.skills.map((s) =>
-              el(
-                "tr",
-                { "data-skill": s.name },
-                el("td", { class: "name" }, s.where ? el("button", { class: "link", onclick: () => openSkill(s.where) }, s.name) : s.name),
-                el("td", { class: "num loads", "data-label": "Loads" }, String(s.loads), surfacesNote(s)),
-                el("td", { class: "when", "data-label": "Last used" }, when(s.last_loaded)),
-                el("td", { "data-label": "Per day" }, sparkline(s.daily, r.to)),
-                el("td", { class: "reason", "data-label": "Clients" }, Object.entries(s.clients).map(([c, n]) => clientName(c) + " " + n).join(", ")),
-                el("td", { class: "prov", title: s.where || s.root || s.source, "data-label": "Source" }, el("span", { class: "kind" }, s.source), s.where ? null : el("div", { class: "reason" }, "not served now")),
-              ),
+          paged(r.skills, (s) =>
+            el(
+              "tr",
+              { "data-skill": s.name },
+              el("td", { class: "name" }, s.where ? el("button", { class: "link", onclick: () => openSkill(s.where) }, s.name) : s.name),
+              el("td", { class: "num loads", "data-label": "Loads" }, String(s.loads), surfacesNote(s)),
+              el("td", { class: "when", "data-label": "Last used" }, when(s.last_loaded)),
+              el("td", { "data-label": "Per day" }, sparkline(s.daily, r.to)),
+              el("td", { class: "reason", "data-label": "Clients" }, Object.entries(s.clients).map(([c, n]) => clientName(c) + " " + n).join(", ")),
+              el("td", { class: "prov", title: s.where || s.root || s.source, "data-label": "Source" }, el("span", { class: "kind" }, s.source), s.where ? null : el("div", { class: "reason" }, "not served now")),
             ),
           ),
         )
@@ -1330,18 +1326,14 @@
             "table",
             { class: "usage unused" },
             el("thead", null, el("tr", null, ["Skill", "Source", "Where it lives", canChange() ? "" : null].filter((h) => h !== null).map((h) => el("th", { scope: "col" }, h)))),
-            el(
-              "tbody",
-              null,
-              r.unused.map((u) =>
-                el(
-                  "tr",
-                  { "data-skill": u.name },
-                  el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(u.where) }, u.name)),
-                  el("td", { class: "prov", "data-label": "Source" }, el("span", { class: "kind" }, u.source)),
-                  el("td", { class: "where mono", "data-label": "Where" }, u.where),
-                  canChange() ? el("td", { class: "row-actions" }, disableButton(u)) : null,
-                ),
+            paged(r.unused, (u) =>
+              el(
+                "tr",
+                { "data-skill": u.name },
+                el("td", { class: "name" }, el("button", { class: "link", onclick: () => openSkill(u.where) }, u.name)),
+                el("td", { class: "prov", "data-label": "Source" }, el("span", { class: "kind" }, u.source)),
+                el("td", { class: "where mono", "data-label": "Where" }, u.where),
+                canChange() ? el("td", { class: "row-actions" }, disableButton(u)) : null,
               ),
             ),
           )
@@ -1372,6 +1364,37 @@
       ),
     );
     host.replaceChildren(...parts);
+  }
+
+  // A table's body of `items`, PAGE rows at a time (thousands of skills may
+  // be unused): a last row offers the next ones.
+  function paged(items, rowOf) {
+    const body = el("tbody");
+    const more = (from) => {
+      const shown = items.slice(from, from + PAGE).map(rowOf);
+      const left = items.length - from - shown.length;
+      if (left > 0) {
+        const button = el(
+          "button",
+          {
+            onclick: () => {
+              row.remove();
+              const first = more(from + PAGE);
+              // The button is gone: the keyboard goes on at the first new row.
+              const link = first && first.querySelector("button");
+              if (link) link.focus();
+            },
+          },
+          "Show " + Math.min(PAGE, left) + " more (" + left + " left)",
+        );
+        const row = el("tr", { class: "more-rows" }, el("td", { colspan: "6" }, button));
+        shown.push(row);
+      }
+      body.append(...shown);
+      return shown[0];
+    };
+    more(0);
+    return body;
   }
 
   // Disable an unused skill for every client, after a question asked in

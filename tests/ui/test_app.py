@@ -533,6 +533,44 @@ def usage_flow(browser, url, base, home, repo, tokens, admin, reader):
         off.send_signal(signal.SIGTERM)
         off.wait(timeout=10)
 
+    # Many unused skills: drawn 100 rows at a time.
+    many = base / "many"
+    for i in range(130):
+        folder = many / ".claude" / "skills" / f"skill-{i:03}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(skill(f"skill-{i:03}", "One of many.", "# Many"))
+    port = free_port()
+    crowd = subprocess.Popen(
+        [str(BINARY), "serve", "--http", f"127.0.0.1:{port}", "--auth-tokens", str(tokens), "--no-project", "--no-plugins"],
+        env=environment(base, many), cwd=base, stdout=subprocess.DEVNULL, stderr=open(base / "server-many.log", "w"),
+    )
+    try:
+        many_url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(many_url + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                time.sleep(0.05)
+        context, page, errors = open_page(browser, many_url, admin)
+        page.click("nav.tabs button:text-is('Usage')")
+        page.wait_for_selector("table.usage.unused tbody tr")
+        rows = page.locator("table.usage.unused tbody tr[data-skill]")
+        more = page.locator("table.usage.unused tr.more-rows button")
+        check("many unused skills are drawn 100 at a time", rows.count() == 100 and more.inner_text() == "Show 30 more (30 left)",
+              f"{rows.count()} {more.inner_text() if more.count() else ''}")
+        more.focus()
+        page.keyboard.press("Enter")
+        focused = page.evaluate("document.activeElement.textContent")
+        check("the next ones follow, the keyboard at the first of them", rows.count() == 130 and more.count() == 0 and focused == "skill-100",
+              f"{rows.count()} {focused!r}")
+        check("the crowded usage page raised no script error", not errors, str(errors))
+        context.close()
+    finally:
+        crowd.send_signal(signal.SIGTERM)
+        crowd.wait(timeout=10)
+
 
 def main():
     base = pathlib.Path(tempfile.mkdtemp(prefix="skillserve-ui-"))
