@@ -110,6 +110,27 @@ async fn after_skill_calls_the_usage_read_is_exactly_stats_json_on_both_protocol
             json!([{"source": "custom", "loads": 3, "skills": 2, "used": 1}])
         );
 
+        // The model may open the manager on this view; the read itself is
+        // app-only and reads only.
+        let tools = server.client.list_all_tools().await.unwrap();
+        let tool =
+            serde_json::to_value(tools.iter().find(|t| t.name == "app_usage").unwrap()).unwrap();
+        assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["app"]));
+        assert_eq!(tool["annotations"]["readOnlyHint"], true);
+        assert_eq!(tool["annotations"]["destructiveHint"], false);
+        let opened = server
+            .client
+            .call_tool(
+                CallToolRequestParams::new("manage_skills")
+                    .with_arguments(rmcp::object!({"view": "usage"})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&opened),
+            "The skills manager is open (usage): 2 skills (2 served)."
+        );
+
         // Days and a client glob, as `--days` and `--client`.
         let other = app_usage(&server, json!({"days": 7, "client": "cursor*"})).await;
         assert_eq!(
