@@ -130,6 +130,51 @@ pub struct Walked {
     pub listing: Listing,
     /// Relative to the skill folder ("" for the skill folder itself).
     pub dirs: Vec<(Box<Path>, Stamp)>,
+    /// What the walk passed over other than by rule (hidden entries,
+    /// `node_modules` and version-control metadata are left out by rule):
+    /// what `add` names, so that an installed skill is never missing a
+    /// file without a word. At most [`MAX_LEFT_OUT`], in the walk's order.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// An entry a walk passed over, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Relative to the skill folder (a name that is not UTF-8 with `�` in
+    /// place of what is not).
+    pub path: String,
+    /// Why, completing "…, so it is not installed".
+    pub why: &'static str,
+}
+
+/// Entries a walk names as left out at most.
+pub const MAX_LEFT_OUT: usize = 100;
+
+impl Walked {
+    fn leave_out(&mut self, folder: &str, name: &str, why: &'static str) {
+        if self.left_out.len() < MAX_LEFT_OUT {
+            let path = match folder.is_empty() {
+                true => name.to_owned(),
+                false => format!("{folder}/{name}"),
+            };
+            self.left_out.push(LeftOut { path, why });
+        }
+    }
+}
+
+/// Why the gate refused a symlink, as [`LeftOut::why`] says it.
+fn refused_link(refused: &crate::gate::FileError) -> &'static str {
+    use crate::gate::FileError;
+    match refused {
+        FileError::Outside => "a symlink that leads outside the skill's folder",
+        FileError::OutsideProject => "a symlink that leads outside the project",
+        FileError::HiddenTarget => {
+            "a symlink to a hidden file or folder or `node_modules`, which are not served"
+        }
+        FileError::NotFound { .. } => "a symlink to nothing (its target does not exist)",
+        FileError::NotRegular => "a symlink to a FIFO, socket or device",
+        _ => "a symlink that cannot be followed (a loop, or a target that cannot be read)",
+    }
 }
 
 /// A folder waiting to be read.
@@ -280,6 +325,8 @@ pub fn list(gate: &Gate) -> Listing {
     walk(gate, "").listing
 }
 
+const BACK_UP: &str = "a symlink back to a folder above it (a loop)";
+
 /// A folder entry, followed if it is a symlink.
 enum Seen {
     /// A regular file of this size.
@@ -331,6 +378,7 @@ fn visit(
             skill_dir.display(),
             frame.rel
         );
+        walked.leave_out("", &frame.rel, BACK_UP);
         return Ok(());
     }
     let mut ancestors = frame.ancestors;
@@ -343,9 +391,23 @@ fn visit(
     let mut named: Vec<(String, Found)> = entries
         .into_iter()
         .filter_map(|(name, found)| {
-            let name = name.into_string().ok()?;
-            (!name.chars().any(char::is_control) && !scope.skips(gate, &name))
-                .then_some((name, found))
+            let name = match name.into_string() {
+                Ok(name) => name,
+                Err(name) => {
+                    let name = name.to_string_lossy();
+                    walked.leave_out(&frame.rel, &name, "its name is not UTF-8");
+                    return None;
+                }
+            };
+            if scope.skips(gate, &name) {
+                return None;
+            }
+            if name.chars().any(char::is_control) {
+                let shown = crate::text::printable(&name);
+                walked.leave_out(&frame.rel, &shown, "its name holds a control character");
+                return None;
+            }
+            Some((name, found))
         })
         .collect();
     named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -371,10 +433,18 @@ fn visit(
                 Ok(target) => Seen::Folder(Some(target.stamp().id())),
                 Err(refused) => {
                     tracing::debug!("{}/{rel}: {refused}; not listed", skill_dir.display());
+                    walked.leave_out("", &rel, refused_link(&refused));
                     continue;
                 }
             },
-            Found::Other => continue,
+            Found::Other => {
+                walked.leave_out(
+                    "",
+                    &rel,
+                    "neither a file nor a folder (a FIFO, socket or device)",
+                );
+                continue;
+            }
         };
         match seen {
             Seen::File(len) => {
@@ -396,6 +466,7 @@ fn visit(
                         "{}/{rel} leads back to a folder above it; not listed",
                         skill_dir.display()
                     );
+                    walked.leave_out("", &rel, BACK_UP);
                     continue;
                 }
                 if ancestors.len() - 1 == MAX_DEPTH {
@@ -616,6 +687,39 @@ pub(crate) mod tests {
         assert_eq!(
             paths(&listed(&dir, "links")),
             ["links/forms.md", "links/refs/forms.md"]
+        );
+        // Each link not followed is named, with why.
+        let gate = Gate::open(place(&dir, "SKILL.md")).unwrap();
+        let left: Vec<(String, &str)> = walk(&gate, "")
+            .left_out
+            .into_iter()
+            .map(|l| (l.path, l.why))
+            .collect();
+        let outside = "a symlink that leads outside the skill's folder";
+        assert_eq!(
+            left,
+            [
+                ("links/absolute".to_owned(), outside),
+                (
+                    "links/dangling".to_owned(),
+                    "a symlink to nothing (its target does not exist)"
+                ),
+                (
+                    "links/env".to_owned(),
+                    "a symlink to a hidden file or folder or `node_modules`, which are not served"
+                ),
+                ("links/escape".to_owned(), outside),
+                (
+                    "links/loop".to_owned(),
+                    "a symlink that cannot be followed (a loop, or a target that cannot be read)"
+                ),
+                ("links/root".to_owned(), outside),
+                (
+                    "links/self".to_owned(),
+                    "a symlink back to a folder above it (a loop)"
+                ),
+                ("links/up".to_owned(), outside),
+            ]
         );
     }
 

@@ -251,7 +251,14 @@ pub fn find(
         }));
         let shown_dir = place(&skill.dir, None);
         match hash_files(skill) {
-            Ok(files) => {
+            Ok((files, passed_over)) => {
+                findings.extend(passed_over.into_iter().map(|left| Shown {
+                    severity: Severity::Note,
+                    code: Code::FileLeftOut,
+                    place: place(&skill.dir.join(&left.path), None),
+                    message: format!("{}, so it is not installed", left.why),
+                    security: false,
+                }));
                 let digest = digest::skill(files.iter().map(|f| (f.path.as_str(), &f.sum)));
                 out.candidates.push(Candidate {
                     name: skill.name.to_string(),
@@ -348,11 +355,13 @@ fn count_files(dir: &Path) -> usize {
 }
 
 /// The files of `skill` as the server lists them, each opened through the
-/// gate and hashed; an error when the listing is incomplete (the server
-/// would not serve the skill whole).
-fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
+/// gate and hashed, and what the listing passed over (a symlink it does not
+/// follow, a FIFO, a name that is not UTF-8); an error when the listing is
+/// incomplete (the server would not serve the skill whole).
+fn hash_files(skill: &Skill) -> Result<(Vec<FileSum>, Vec<listing::LeftOut>), String> {
     let gate = Gate::open(skill.place()).map_err(|err| format!("cannot open it: {err}"))?;
-    let listing = listing::list(&gate);
+    let walked = listing::walk(&gate, "");
+    let listing = walked.listing;
     if let Some(limit) = listing.truncated {
         return Err(format!(
             "it holds more than a skill may ({limit:?}: at most {} files, {} MiB, {} folders deep); it is not installed",
@@ -382,7 +391,7 @@ fn hash_files(skill: &Skill) -> Result<Vec<FileSum>, String> {
             executable,
         });
     }
-    Ok(out)
+    Ok((out, walked.left_out))
 }
 
 #[cfg(unix)]

@@ -560,6 +560,62 @@ fn an_index_s_artifacts_are_downloaded_several_at_once() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn symlinks_add_does_not_follow_and_names_that_are_not_utf8_are_named_not_dropped() {
+    use std::os::unix::ffi::OsStrExt;
+    let fixture = Fixture::empty();
+    let dir = "skills/tools";
+    let url = repository(
+        &fixture,
+        "upstream",
+        &[
+            (
+                format!("{dir}/SKILL.md"),
+                skill_md("tools", "Tools.", "# Tools"),
+            ),
+            (format!("{dir}/references/a.md"), "a\n".into()),
+            ("shared/guide.md".into(), "shared\n".into()),
+        ],
+    );
+    let skill = fixture.path("upstream").join(dir);
+    let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, skill.join(at)).unwrap();
+    // A monorepo's shared folder, outside the skill: not installed.
+    link("../../shared", "shared");
+    link("missing.md", "references/gone.md");
+    // Inside the skill: installed.
+    link("references/a.md", "a.md");
+    std::fs::write(
+        skill.join(std::ffi::OsStr::from_bytes(b"notes-\xff.md")),
+        "x\n",
+    )
+    .unwrap();
+    commit_all(&fixture, &fixture.path("upstream"));
+    let out = expect(&fixture, &["add", &url, "--yes"], 0);
+    let notes: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("file-left-out"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "      note[file-left-out] skills/tools/notes-\u{fffd}.md: its name is not UTF-8, so it is not installed",
+            "      note[file-left-out] skills/tools/shared: a symlink that leads outside the skill's folder, so it is not installed",
+            "      note[file-left-out] skills/tools/references/gone.md: a symlink to nothing (its target does not exist), so it is not installed",
+        ],
+        "{}",
+        out.stdout
+    );
+    // The symlink that stays inside the skill is installed as a file.
+    let out = expect(
+        &fixture,
+        &[&["show", "tools", "a.md"][..], &BARE].concat(),
+        0,
+    );
+    assert!(out.stdout.ends_with("a\n"), "{}", out.stdout);
+}
+
 #[test]
 fn hidden_files_of_an_installed_skill_are_served_and_what_is_left_out_is_named() {
     let fixture = Fixture::empty();
