@@ -291,7 +291,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     };
     // The uses recorded since the last write are written now (a write takes
     // a few milliseconds; a disk that does not answer is not waited for).
-    registry.usage().finish(USAGE_PATIENCE);
+    registry.usage().flush(USAGE_PATIENCE);
     // Nothing to tear down: the process exits next, and dropping the
     // snapshot, the caches and the watcher (whose thread unwatches every
     // folder one by one) took 40–60 ms at 10,000 skills, measured. The

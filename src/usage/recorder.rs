@@ -6,7 +6,7 @@
 //! channel is full the use is dropped (and counted), never the request
 //! held up. A writer thread, started by the first use, adds the events up
 //! and writes the file [`FLUSH_EVERY`] after the first use since its last
-//! write, and when the server stops ([`Recorder::finish`]). Only that
+//! write, and when the server stops ([`Recorder::flush`]). Only that
 //! first use wakes the writer; while uses wait to be written it drains the
 //! channel on its own clock ([`DRAIN_EVERY`]), so a call costs no system
 //! call and no thread switch. Writing takes
@@ -160,9 +160,10 @@ impl Recorder {
             .as_ref()
     }
 
-    /// Writes what was recorded, waiting at most `patience`: called when
-    /// the server stops. Nothing to do when nothing was recorded.
-    pub fn finish(&self, patience: Duration) {
+    /// Writes what was recorded so far, waiting at most `patience`: when
+    /// the server stops, and before the app reads the file. Recording goes
+    /// on after it. Nothing to do when nothing was recorded.
+    pub fn flush(&self, patience: Duration) {
         let Some(Some(writer)) = self.writer.get() else {
             return;
         };
@@ -499,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn uses_are_written_at_finish_and_two_writers_add_up() {
+    fn uses_are_written_at_a_flush_and_two_writers_add_up() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data/usage.json");
         let skill = Skill::for_test("pdf", "d");
@@ -507,7 +508,7 @@ mod tests {
             let recorder = Recorder::new(Some(path.clone()), true);
             recorder.record(&skill, Some("claude-code"), Use::Load(Surface::Tool));
             recorder.record(&skill, Some("claude-code"), Use::Load(Surface::Prompt));
-            recorder.finish(Duration::from_secs(10));
+            recorder.flush(Duration::from_secs(10));
         }
         let history = History::read(&path).unwrap().unwrap();
         let loads: Vec<u64> = history.loads().map(|(.., l)| l.total()).collect();
@@ -515,7 +516,7 @@ mod tests {
         // Turned off, nothing more is recorded.
         let recorder = Recorder::new(Some(path.clone()), false);
         recorder.record(&skill, None, Use::Load(Surface::Tool));
-        recorder.finish(Duration::from_secs(10));
+        recorder.flush(Duration::from_secs(10));
         let history = History::read(&path).unwrap().unwrap();
         assert_eq!(history.loads().map(|(.., l)| l.total()).sum::<u64>(), 4);
     }

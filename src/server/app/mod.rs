@@ -667,7 +667,7 @@ impl App {
                     // The uses still in memory are written first, so the
                     // report counts the loads just made, and `skillserve
                     // stats` reads the same numbers from the file.
-                    registry.usage().finish(USAGE_PATIENCE);
+                    registry.usage().flush(USAGE_PATIENCE);
                     let settings = registry.settings();
                     Stats::gather(
                         &settings,

@@ -199,7 +199,7 @@ pub async fn run(settings: Settings, flags: Flags, env: Env) -> anyhow::Result<S
     state.app.close();
     if let Some(ready) = state.ready.get() {
         let registry = Arc::clone(&ready.registry);
-        let finished = tokio::task::spawn_blocking(move || registry.usage().finish(USAGE_PATIENCE));
+        let finished = tokio::task::spawn_blocking(move || registry.usage().flush(USAGE_PATIENCE));
         let _ = finished.await;
     }
     Ok(stopped)
