@@ -14,7 +14,7 @@ use crate::exit_codes::ExitCode;
 use crate::skill::Skill;
 use crate::snapshot::{self, Cache};
 use crate::text::{plural, printable};
-use crate::usage::{self, Day, Report, SkillUse};
+use crate::usage::{self, Day, Report, SkillUse, Unused};
 
 /// Used skills listed in the text at most (`--json` lists them all).
 const MOST_USED: usize = 20;
@@ -194,18 +194,35 @@ pub fn stats(stats: &Stats, format: Format, out: &mut dyn Write) -> io::Result<E
     }
 
     let served: usize = report.sources.iter().map(|s| s.skills).sum();
-    writeln!(
-        out,
-        "\nNot used in {} day{} ({} of {served} skill{} served):",
-        report.days,
-        plural(report.days as usize),
-        report.unused.len(),
-        plural(served)
-    )?;
-    if report.unused.is_empty() {
-        writeln!(out, "  (none)")?;
-    }
-    for skill in &report.unused {
+    // Uses are not counted while recording is off: a list of the skills
+    // not loaded would name the ones loaded since too (the app leaves it
+    // out as well).
+    let unused: &[Unused] = match stats.off_by {
+        Some(_) => {
+            writeln!(
+                out,
+                "\nNot used in {} day{}: not known while recording is off.",
+                report.days,
+                plural(report.days as usize),
+            )?;
+            &[]
+        }
+        None => {
+            writeln!(
+                out,
+                "\nNot used in {} day{} ({} of {served} skill{} served):",
+                report.days,
+                plural(report.days as usize),
+                report.unused.len(),
+                plural(served)
+            )?;
+            if report.unused.is_empty() {
+                writeln!(out, "  (none)")?;
+            }
+            &report.unused
+        }
+    };
+    for skill in unused {
         writeln!(
             out,
             "  {:<width$}  {:<10} {}",

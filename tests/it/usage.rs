@@ -383,6 +383,13 @@ async fn usage_false_records_nothing_and_deletes_nothing() {
         "{}",
         out.stdout
     );
+    // No skill is called unused: uses are not counted while it is off.
+    assert!(
+        out.stdout
+            .contains("\nNot used in 30 days: not known while recording is off.\n\nBy client:"),
+        "{}",
+        out.stdout
+    );
     // Without the setting, the same call is recorded.
     std::fs::remove_file(fixture.path("home/.config/skillserve/config.toml")).unwrap();
     let server = Server::start(fixture.command(ARGS)).await;
