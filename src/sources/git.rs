@@ -49,9 +49,18 @@ pub fn fetch(
     let run = |args: &[&str]| run(git, url, dir, args);
     run(&["init", "--quiet"])?;
     let wanted = reference.unwrap_or("HEAD");
+    // Over HTTP(S) a host that sends nothing for the downloads' stall bound
+    // (30 s) ends the fetch, as it ends an index's download; git's own
+    // default waits for ever. (Over SSH the user's own ssh settings rule.)
+    let stall = stall_seconds();
+    let low_speed_time = format!("http.lowSpeedTime={stall}");
     run(&[
         "-c",
         "protocol.version=2",
+        "-c",
+        "http.lowSpeedLimit=1",
+        "-c",
+        &low_speed_time,
         "fetch",
         "--quiet",
         "--depth",
@@ -65,6 +74,7 @@ pub fn fetch(
     .map_err(|err| match err {
         SourceError::Git { url, message, .. } => SourceError::Git {
             hint: match reference {
+                _ if is_stalled(&message) => format!("; the host sent nothing for {stall} s"),
                 _ if is_denied(&message) => "; the repository is private or your credentials were refused: skillserve fetches with your own git, so set up what `git clone URL` needs — a credential helper (`git config --global credential.helper …`) or your SSH agent — and try again".to_owned(),
                 Some(reference) => missing_ref_hint(&message, reference),
                 None => String::new(),
@@ -91,6 +101,17 @@ pub fn fetch(
         });
     }
     Ok(commit.to_ascii_lowercase())
+}
+
+/// The downloads' stall bound in whole seconds (git takes no fractions).
+fn stall_seconds() -> u64 {
+    super::http::stall().as_secs_f64().ceil().max(1.0) as u64
+}
+
+/// Whether git's message says the transfer was cut for being too slow
+/// (curl's error 28, under `http.lowSpeedTime`).
+fn is_stalled(message: &str) -> bool {
+    message.contains("Operation too slow") || message.contains("curl 28")
 }
 
 /// Whether git's message says the host wanted credentials it did not get

@@ -23,8 +23,9 @@ const TOTAL_STALLS: u32 = 4;
 /// Overrides [`STALL`] (seconds), for tests of stalling servers.
 const STALL_VARIABLE: &str = "SKILLSERVE_HTTP_STALL_SECS";
 
-/// The bounds in force: [`STALL`], unless [`STALL_VARIABLE`] says otherwise.
-fn stall() -> Duration {
+/// The bounds in force: [`STALL`], unless [`STALL_VARIABLE`] says otherwise
+/// (git's fetches are bound by it too).
+pub(super) fn stall() -> Duration {
     std::env::var(STALL_VARIABLE)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())

@@ -545,6 +545,22 @@ fn a_server_that_stalls_or_drips_fails_the_add_in_bounded_time_and_is_named() {
 }
 
 #[test]
+fn a_git_host_that_stalls_fails_the_add_in_bounded_time_and_is_named() {
+    let fixture = Fixture::empty();
+    let host = SlowHost::start(fixture.path("site"));
+    let url = format!("{}/stall/skills.git", host.url());
+    let (code, stderr, took) = add_with_stall(&fixture, &url, "1");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("skillserve: git could not fetch {url}: "))
+            && stderr.ends_with("; the host sent nothing for 1 s\n"),
+        "{stderr}"
+    );
+    assert!(took < 20.0, "a stalled git fetch took {took:.1} s");
+    nothing_written(&fixture);
+}
+
+#[test]
 fn an_index_s_artifacts_are_downloaded_several_at_once() {
     let fixture = Fixture::empty();
     let host = SlowHost::start(fixture.path("site"));
