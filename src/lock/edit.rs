@@ -3,13 +3,15 @@
 //! with `toml_edit` so that comments and layout the user added are kept,
 //! and replaced atomically (`disk::write_atomic`).
 //!
-//! A [`LockFile`] holds the lock of the file's editors
-//! (`disk::lock_editors`) from before it reads the file until it is
-//! dropped: every command that changes installed skills (`add`, `update`,
-//! `remove`, `auto_update`, the skills app's actions) reads, writes the
-//! store, saves and prunes the store while holding it, so two of them take
-//! turns, and neither removes store entries the other just wrote nor writes
-//! over the other's source. A file changed by anything else meanwhile (a
+//! A [`LockFile`] holds the lock of the store's editors and then the lock
+//! of the file's (`disk::lock_editors`) from before it reads the file until
+//! it is dropped: every command that changes installed skills (`add`,
+//! `update`, `remove`, `auto_update`, the skills app's actions; `sync`
+//! takes the store's alone) reads, writes the store, saves and prunes the
+//! store while holding them, so two of them take turns — whichever lock
+//! each edits, since a prune reads every lock the store serves — and
+//! neither removes store entries the other just wrote nor writes over the
+//! other's source. A file changed by anything else meanwhile (a
 //! person's editor) is not overwritten: the command asks to be run again.
 
 use std::io;
@@ -58,6 +60,7 @@ pub enum SaveError {
 pub struct LockFile {
     path: PathBuf,
     /// Held from before the read: see the module's comment.
+    _store: disk::EditLock,
     _editing: disk::EditLock,
     /// The text read (`None`: there was no file), to notice a change
     /// before writing.
@@ -68,10 +71,16 @@ pub struct LockFile {
 }
 
 impl LockFile {
-    /// Waits for the lock of the file's editors, then reads the lock at
-    /// `path` (an empty one when there is none). Keep the `LockFile` until
-    /// the edit is done, store included; drop it soon after.
-    pub fn open(path: &Path) -> Result<LockFile, SaveError> {
+    /// Waits for the lock of the editors of the store at `store`, then for
+    /// that of the file's (always in this order: two commands never hold
+    /// one each), then reads the lock at `path` (an empty one when there is
+    /// none). Keep the `LockFile` until the edit is done, store included;
+    /// drop it soon after.
+    pub fn open(path: &Path, store: &Path) -> Result<LockFile, SaveError> {
+        let store = disk::lock_editors(store).map_err(|source| SaveError::Write {
+            path: store.to_path_buf(),
+            source,
+        })?;
         let editing = disk::lock_editors(path).map_err(|source| SaveError::Write {
             path: path.to_path_buf(),
             source,
@@ -104,6 +113,7 @@ impl LockFile {
         };
         Ok(LockFile {
             path: path.to_path_buf(),
+            _store: store,
             _editing: editing,
             read_as,
             document,
@@ -348,7 +358,7 @@ mod tests {
     fn edits_keep_comments_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sources.lock");
-        let mut lock = LockFile::open(&path).unwrap();
+        let mut lock = LockFile::open(&path, &dir.path().join("store")).unwrap();
         lock.set_source(&source("a", 'a'));
         lock.set_source(&source("b", 'b'));
         lock.save().unwrap();
@@ -362,7 +372,7 @@ mod tests {
         let with_comment = text.replace("[sources.a]", "# my team's skills\n[sources.a]");
         std::fs::write(&path, &with_comment).unwrap();
 
-        let mut lock = LockFile::open(&path).unwrap();
+        let mut lock = LockFile::open(&path, &dir.path().join("store")).unwrap();
         let mut updated = source("a", 'c');
         updated.reference = None;
         updated.skills[0].digest = DIGEST.replace('1', "2");
@@ -382,7 +392,7 @@ mod tests {
         assert_eq!(read.sources[0], updated);
         assert_eq!(read.sources[1], source("b", 'b'));
 
-        let mut lock = LockFile::open(&path).unwrap();
+        let mut lock = LockFile::open(&path, &dir.path().join("store")).unwrap();
         lock.remove_source("a");
         std::fs::write(&path, format!("{text}\n# edited meanwhile\n")).unwrap();
         assert!(

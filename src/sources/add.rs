@@ -179,7 +179,7 @@ pub fn install(
 ) -> Result<Installed, SourceError> {
     plan.check_risky(allow_risky)?;
     let request = &plan.request;
-    let mut lock = LockFile::open(&context.lock)?;
+    let mut lock = LockFile::open(&context.lock, &context.paths.store)?;
     check_new(&lock.lock, request)?;
     let now = lock::now();
     let candidates = plan.candidates();

@@ -380,7 +380,7 @@ pub struct Removed {
 /// Removes the source `id` from the lock (in one rename), then the store
 /// entries no other source uses.
 pub fn remove(context: &Context, id: &str) -> Result<Removed, SourceError> {
-    let mut lock = LockFile::open(&context.lock)?;
+    let mut lock = LockFile::open(&context.lock, &context.paths.store)?;
     let source = lock
         .lock
         .source(id)

@@ -207,6 +207,16 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
     fs::remove_dir_all(dir)
 }
 
+/// Waits for the lock of the store's editors, which every command that
+/// writes or prunes the store holds (see `lock::LockFile`; `sync` takes
+/// it alone, as it edits no lock).
+pub fn lock_editors(paths: &Paths) -> Result<disk::EditLock, SourceError> {
+    disk::lock_editors(&paths.store).map_err(|source| SourceError::Io {
+        path: paths.store.clone(),
+        source,
+    })
+}
+
 /// The list of the project locks this store serves, in the store folder.
 const PROJECTS: &str = "projects";
 

@@ -161,6 +161,9 @@ impl Synced {
 /// fetched, whose pinned commit is gone, or whose signer is not the one
 /// the lock records has all its lacking skills refused; the others go on.
 pub fn sync(context: &Context, status: &StoreStatus, prune: bool) -> Result<Synced, SourceError> {
+    // Held to the end: an `add` beside it writes its entries before its
+    // lock names them, and this prune must not fall between the two.
+    let _editing = store::lock_editors(&context.paths)?;
     let mut record = Record::read(&context.paths.record());
     let mut out = Synced {
         lock: status.lock.clone(),
@@ -186,8 +189,13 @@ pub fn sync(context: &Context, status: &StoreStatus, prune: bool) -> Result<Sync
     if context.project.is_some() && !status.read.sources.is_empty() {
         store::register_project(&context.paths, &context.lock)?;
     }
-    if prune && let Some(locks) = store::locks_in_use(&context.paths, &context.lock, &status.read) {
-        out.removed = store::collect(&context.paths, &locks, &mut record)?;
+    if prune {
+        // Read again, under the store's lock: a command that ran since
+        // `status` read it may have added entries it names.
+        let read = lock::read(&context.lock)?.unwrap_or_default();
+        if let Some(locks) = store::locks_in_use(&context.paths, &context.lock, &read) {
+            out.removed = store::collect(&context.paths, &locks, &mut record)?;
+        }
     }
     if let Err(err) = record.write(&context.paths.record()) {
         tracing::warn!(

@@ -233,7 +233,7 @@ pub fn apply(
             skills: risky,
         });
     }
-    let mut lock = LockFile::open(&context.lock)?;
+    let mut lock = LockFile::open(&context.lock, &context.paths.store)?;
     let mut record = Record::read(&context.paths.record());
     let mut updated = Vec::new();
     for update in pending.iter().filter(|p| p.has_changes()) {

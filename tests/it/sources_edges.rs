@@ -106,6 +106,74 @@ fn adds_run_at_the_same_moment_all_install_and_every_skill_is_served() {
     assert!(!out.stdout.contains("store-"), "{}", out.stdout);
 }
 
+#[test]
+fn a_prune_running_beside_adds_removes_none_of_what_they_install() {
+    const SOURCES: usize = 4;
+    let fixture = Fixture::empty();
+    let urls: Vec<String> = (0..SOURCES)
+        .map(|i| {
+            let name = format!("p{i}");
+            let text = skill_md(&name, "A skill of a team.", "# Body");
+            // Files enough that copying them into the store takes a while.
+            let mut files = vec![(format!("skills/{name}/SKILL.md"), text)];
+            files.extend(
+                (0..200).map(|f| (format!("skills/{name}/references/{f}.md"), format!("{f}\n"))),
+            );
+            repository(&fixture, &format!("team{i}"), &files)
+        })
+        .collect();
+    let spawn = |args: &[&str]| {
+        let mut command = fixture.command(args);
+        sources_env(&fixture, &mut command);
+        command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Each add writes its store entry before its lock names it: a prune
+    // between the two, which reads the lock without it, must not run.
+    // Prunes run one after another for as long as the adds do.
+    let adds: Vec<_> = urls
+        .iter()
+        .map(|url| spawn(&["add", url, "--yes"]))
+        .collect();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let outputs = std::thread::scope(|scope| {
+        let prunes = scope.spawn(|| {
+            let mut outputs = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                outputs.push(spawn(&["sync", "--prune"]).wait_with_output().unwrap());
+            }
+            outputs
+        });
+        let mut outputs: Vec<_> = adds
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap())
+            .collect();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        outputs.extend(prunes.join().unwrap());
+        outputs
+    });
+    for out in outputs {
+        assert!(
+            out.status.success(),
+            "stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let expected: Vec<String> = (0..SOURCES).map(|i| format!("p{i}")).collect();
+    assert_eq!(served(&fixture), expected);
+    let out = expect(&fixture, &["sync", "--check"], 0);
+    assert!(
+        out.stdout
+            .ends_with("The store holds exactly what the locks pin.\n"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// A zip holding `SKILL.md` and the files `extra` (name, bytes), its
 /// central directory records then changed by `patch` (the bytes, a
 /// record's offset, its name).
