@@ -61,47 +61,6 @@ pub use cache::Cache;
 pub use frontmatter::{Names, across, crowding};
 pub use screen::{Candidate, Screened, Verdict, screen};
 
-/// Words looked for at once: by their first byte, so that a text is passed
-/// over in one loop however many words there are (one `memchr` searcher per
-/// word, each reading the whole text, cost more than the rest of the scan
-/// on files with none of them). The words are lowercase ASCII.
-pub(super) struct Words {
-    by_first: Vec<Vec<&'static [u8]>>,
-}
-
-impl Words {
-    pub(super) fn new(words: impl IntoIterator<Item = &'static str>) -> Words {
-        let mut by_first = vec![Vec::new(); 256];
-        for word in words {
-            if let Some(&first) = word.as_bytes().first() {
-                by_first[usize::from(first)].push(word.as_bytes());
-            }
-        }
-        Words { by_first }
-    }
-
-    /// Whether `text` (lowercase) holds one of the words.
-    pub(super) fn any_in(&self, text: &[u8]) -> bool {
-        (0..text.len()).any(|at| {
-            self.by_first[usize::from(text[at])]
-                .iter()
-                .any(|word| text[at..].starts_with(word))
-        })
-    }
-
-    /// Whether `text` holds one of the words, ASCII case ignored.
-    pub(super) fn any_in_ignoring_case(&self, text: &[u8]) -> bool {
-        (0..text.len()).any(|at| {
-            self.by_first[usize::from(text[at].to_ascii_lowercase())]
-                .iter()
-                .any(|word| {
-                    text.len() - at >= word.len()
-                        && text[at..at + word.len()].eq_ignore_ascii_case(word)
-                })
-        })
-    }
-}
-
 /// What a rule of the scan looks for, in a few words of our own: what a
 /// refusal says about a finding, so that no text of the skill (the
 /// evidence its message quotes) reaches the model that way.
