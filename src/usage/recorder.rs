@@ -41,7 +41,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(30);
 
 /// How often a writer with uses to write drains the channel. Waking it at
 /// every use would put a system call and a thread switch on every call's
-/// path (a tenth of a call's time at 10,000 skills); the channel holds what
+/// path (115 against 95 µs a call at 10,000 skills); the channel holds what
 /// arrives in between.
 const DRAIN_EVERY: Duration = Duration::from_secs(1);
 

@@ -8,24 +8,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 
 use crate::common::http::HttpServer;
-use crate::common::{Fixture, Server, is_error, text};
-
-/// `alpha` (with `references/guide.md`) and `beta` in a custom folder.
-fn fixture() -> Fixture {
-    let fixture = Fixture::empty();
-    fixture.write(
-        "team/alpha/SKILL.md",
-        "---\nname: alpha\ndescription: Alpha things.\n---\nRead references/guide.md.\n",
-    );
-    fixture.write("team/alpha/references/guide.md", "# Guide\n");
-    fixture.write(
-        "team/beta/SKILL.md",
-        "---\nname: beta\ndescription: Beta things.\n---\nUse beta.\n",
-    );
-    fixture
-}
-
-const ARGS: &[&str] = &["--skills-dir", "team", "--no-project"];
+use crate::common::{Server, is_error, text};
+use crate::usage::{ARGS, fixture, stats};
 
 async fn app_usage(server: &Server, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
@@ -44,14 +28,6 @@ fn structured(result: &CallToolResult) -> &Value {
         .structured_content
         .as_ref()
         .expect("structured content")
-}
-
-/// `skillserve stats --json ARGS… extra…` in `fixture`.
-fn stats_json(fixture: &Fixture, extra: &[&str]) -> Value {
-    let args = [&["stats", "--json"][..], ARGS, extra].concat();
-    let out = fixture.run(&args);
-    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
-    serde_json::from_str(&out.stdout).unwrap()
 }
 
 #[tokio::test]
@@ -77,7 +53,7 @@ async fn after_skill_calls_the_usage_read_is_exactly_stats_json_on_both_protocol
             "v2026 {v2026}"
         );
         // The CLI, reading the file the server wrote, says the same.
-        assert_eq!(report, stats_json(&fixture, &[]), "v2026 {v2026}");
+        assert_eq!(report, stats(&fixture, &[]), "v2026 {v2026}");
         let team = fixture.path("team").to_string_lossy().into_owned();
         assert_eq!(report["recording"], true);
         assert_eq!(report["off_by"], Value::Null);
@@ -135,7 +111,7 @@ async fn after_skill_calls_the_usage_read_is_exactly_stats_json_on_both_protocol
         let other = app_usage(&server, json!({"days": 7, "client": "cursor*"})).await;
         assert_eq!(
             structured(&other),
-            &stats_json(&fixture, &["--days", "7", "--client", "cursor*"])
+            &stats(&fixture, &["--days", "7", "--client", "cursor*"])
         );
         assert_eq!(structured(&other)["skills"], json!([]));
         assert_eq!(structured(&other)["client"], "cursor*");
@@ -198,7 +174,7 @@ async fn with_recording_off_the_read_says_so_and_how_to_turn_it_on() {
     assert_eq!(report["turn_on"], turn_on);
     // The call made with recording off was not recorded.
     assert_eq!(report["skills"], json!([]));
-    assert_eq!(report, &stats_json(&fixture, &[]));
+    assert_eq!(report, &stats(&fixture, &[]));
     server.stop().await;
     assert!(
         !fixture

@@ -15,7 +15,7 @@ use crate::common::http::HttpServer;
 use crate::common::{Fixture, Server, is_error, listed, text};
 
 /// `alpha` (with `references/guide.md`) and `beta` in a custom folder.
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let fixture = Fixture::empty();
     fixture.write(
         "team/alpha/SKILL.md",
@@ -29,14 +29,14 @@ fn fixture() -> Fixture {
     fixture
 }
 
-const ARGS: &[&str] = &["--skills-dir", "team", "--no-project"];
+pub(crate) const ARGS: &[&str] = &["--skills-dir", "team", "--no-project"];
 
 fn usage_file(fixture: &Fixture) -> PathBuf {
     fixture.path("home/.local/share/skillserve/usage.json")
 }
 
 /// `skillserve stats --json` with `args`.
-fn stats(fixture: &Fixture, args: &[&str]) -> Value {
+pub(crate) fn stats(fixture: &Fixture, args: &[&str]) -> Value {
     let mut all = vec!["stats", "--json"];
     all.extend(args);
     all.extend(ARGS);
