@@ -5,8 +5,11 @@
 //! `ERROR rmcp::service: failed to send pending response during drain
 //! error=channel closed` — or, when the answer was already on its way (a
 //! race that answering on several threads makes common), `ERROR
-//! rmcp::service: fail to response message error=channel closed`. Nothing
-//! failed: the answer has no one left to read it. [`ClientGone`] keeps those
+//! rmcp::service: fail to response message error=channel closed`. A
+//! 2025-11-25 session over HTTP says the same with `error=Transport closed`
+//! (its session worker's `err_closed`) when its client ends the session
+//! while an answer is on its way. Nothing failed: the answer has no one
+//! left to read it. [`ClientGone`] keeps those
 //! two events out of the log; every other error of rmcp's is logged as
 //! before.
 
@@ -35,7 +38,7 @@ fn is_client_gone(message: &str, error: &str) -> bool {
     matches!(
         message,
         "failed to send pending response during drain" | "fail to response message"
-    ) && error == "channel closed"
+    ) && matches!(error, "channel closed" | "Transport closed")
 }
 
 #[derive(Default)]
@@ -67,17 +70,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_send_errors_of_a_closed_channel_are_dropped() {
+    fn only_the_send_errors_of_a_closed_channel_or_transport_are_dropped() {
         assert!(is_client_gone(
             "failed to send pending response during drain",
             "channel closed"
         ));
         assert!(is_client_gone("fail to response message", "channel closed"));
+        assert!(is_client_gone(
+            "fail to response message",
+            "Transport closed"
+        ));
+        assert!(is_client_gone(
+            "failed to send pending response during drain",
+            "Transport closed"
+        ));
         assert!(!is_client_gone("fail to response message", "broken pipe"));
         assert!(!is_client_gone(
             "failed to send pending response during drain",
             "broken pipe"
         ));
         assert!(!is_client_gone("fail to close sink", "channel closed"));
+        assert!(!is_client_gone("fail to close sink", "Transport closed"));
     }
 }
